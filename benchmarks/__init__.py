@@ -1,0 +1,26 @@
+"""writeback: an asv suite for silent writeback faults in TorchInductor.
+
+The data path, one file (or folder) per step:
+
+    snapshot_swap.py   a scenario: its inputs, its controls, what each call must leave behind
+    scenario.py        what every scenario module provides (Scenario, Control)
+    contract.py        the snapshot contract: values and storage checked after one call
+    probes/            what is measured about one control: compiled code, scratch, loops, calls
+    artifacts.py       where generated code and probe records are kept (under results/)
+    asv_classes.py     the asv plumbing shared by every scenario (Correctness, Cost)
+    compat.py          shims for torch internals that moved between releases
+
+The suite's settings are those of the write-up: every runtime and compiler thread count is 1.
+These variables must be set before torch is imported, so they are set here, in the package
+that asv imports first.
+"""
+
+import os
+
+for _var in (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "TORCHINDUCTOR_COMPILE_THREADS",
+):
+    os.environ[_var] = "1"

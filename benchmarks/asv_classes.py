@@ -1,0 +1,175 @@
+"""The asv plumbing every scenario shares: a `Correctness` and a `Cost` class.
+
+A scenario module subclasses both, mixing in a class that names its `scenario` and defines
+`setup_cache` (see `snapshot_swap.py`). asv runs that `setup_cache` once per environment and
+build for both classes: it probes every (control, backend, n) - compiling each once - and
+returns the record, which asv hands to every benchmark's setup. The track_ benchmarks read
+their number from it; only `time_warm_call` compiles again (Inductor's caches make that a
+cache hit), because a compiled function cannot travel between processes.
+
+The classes here are abstract (no `setup_cache`), so asv does not collect them on their own.
+"""
+
+from __future__ import annotations
+
+import abc
+
+from .artifacts import root as artifacts_root
+from .compat import Unsupported, set_single_thread
+from .contract import ContractBroken, Verdict, check, require
+from .probes.compiled import build
+from .probes.probe import find_row, probe_scenario
+from .scenario import BACKENDS, COST_BACKEND, Scenario
+
+
+def probe_for_asv(scenario: Scenario) -> dict:
+    set_single_thread()
+    return probe_scenario(scenario, artifacts_root=artifacts_root())
+
+
+def _usable(record: dict, control: str, backend: str, n: int) -> dict:
+    """The probe row, or the skip/failure asv should record instead of a number."""
+    row = find_row(record, control, backend, n)
+    where = f"{record['scenario']}.{control} ({backend}, n={n}) on torch {record['torch_version']}"
+    if row["skipped"]:
+        raise Unsupported(f"{where}: {row['skipped']}")
+    if row["error"]:
+        raise RuntimeError(f"{where} failed: {row['error']}")
+    if row["wrong_elements"] is None:
+        raise RuntimeError(f"{where}: not measured (stopped at the small correctness gate)")
+    return row
+
+
+def _verdict(row: dict) -> Verdict:
+    wrong = {k: v for k, v in row["wrong_elements"].items() if k != "total"}
+    return Verdict(wrong=wrong, moved=list(row["moved"]))
+
+
+_SCENARIOS: dict[str, Scenario] = {}
+"""Every scenario with asv classes, by name: the record names its scenario, this finds it."""
+
+_TIMED: dict[tuple[str, str, int], tuple] = {}
+"""The compiled control and its inputs for `time_warm_call`, filled by its own setup."""
+
+
+class _ScenarioBenchmarks(abc.ABC):
+    scenario: Scenario
+    timeout = 1800  # setup_cache compiles every control at every size, cold on a new build
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if hasattr(cls, "scenario"):
+            _SCENARIOS[cls.scenario.name] = cls.scenario
+
+    @abc.abstractmethod
+    def setup_cache(self):
+        """Return `probe_for_asv(self.scenario)`; defined in the scenario module."""
+
+
+class Correctness(_ScenarioBenchmarks):
+    """Does each control keep the snapshot contract, per backend and size? A number, never a
+    raise for a wrong result, so `asv find` can bisect it."""
+
+    param_names = ["control", "backend", "n"]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.params = [
+            [c.name for c in cls.scenario.controls],
+            list(BACKENDS),
+            list(cls.scenario.sizes),
+        ]
+
+    def setup(self, record, control, backend, n):
+        self.row = _usable(record, control, backend, n)
+
+    def track_wrong_elements(self, record, control, backend, n):
+        """Wrong elements summed over every value coordinate of the contract."""
+        return self.row["wrong_elements"]["total"]
+
+    track_wrong_elements.unit = "elements"
+
+    def track_moved_storages(self, record, control, backend, n):
+        """Inputs whose storage address changed during the call."""
+        return self.row["storages_moved"]
+
+    track_moved_storages.unit = "tensors"
+
+
+def _prepare_timed_call(record, control, n):
+    """`time_warm_call`'s own setup (asv runs it after the class setup): compile the control
+    in this process, check the contract on the very function that will be timed."""
+    scenario = _SCENARIOS[record["scenario"]]
+    if scenario.calls_need_fresh_inputs:
+        raise Unsupported(f"{scenario.name}: timing with fresh inputs per call is not built yet")
+    fn = build(scenario.control(control).fn, COST_BACKEND)
+    first = scenario.make_case(n)
+    fn(*first.inputs.values())  # compiles; a cache hit after setup_cache
+    require(check(fn, scenario.make_case(n)), f"{scenario.name}.{control} (timed, n={n})")
+    inputs = scenario.make_case(n).inputs
+    _TIMED[(scenario.name, control, n)] = (fn, tuple(inputs.values()))
+
+
+class Cost(_ScenarioBenchmarks):
+    """What a correct control costs under Inductor. Setup runs the gate (the contract at the
+    smallest size), then the contract at its own size; a broken control fails here, naming
+    the coordinate and the count, and is not measured."""
+
+    param_names = ["control", "n"]
+    warmup_time = 0.5
+    repeat = (10, 50, 20.0)
+    sample_time = 0.01
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.params = [[c.name for c in cls.scenario.controls], list(cls.scenario.sizes)]
+
+    def setup(self, record, control, n):
+        set_single_thread()
+        name = record["scenario"]
+        gate_size = _SCENARIOS[name].gate_size
+        for size in dict.fromkeys((gate_size, n)):
+            row = _usable(record, control, COST_BACKEND, size)
+            try:
+                require(_verdict(row), f"{name}.{control} (inductor, n={size})")
+            except ContractBroken as exc:
+                stage = "the small correctness gate" if size == gate_size else f"n={n}"
+                raise ContractBroken(f"{exc} - stopped at {stage}, not measured") from None
+        self.row = _usable(record, control, COST_BACKEND, n)
+
+    def time_warm_call(self, record, control, n):
+        """One warm call of the Inductor-compiled control."""
+        fn, inputs = _TIMED[(record["scenario"], control, n)]
+        fn(*inputs)
+
+    time_warm_call.setup = _prepare_timed_call
+
+    def track_scratch_bytes(self, record, control, n):
+        """Peak runtime scratch of one warm call (profiler), cross-checked with the wrapper."""
+        measured = self.row["scratch_bytes"]
+        static = self.row["scratch_bytes_static"]
+        if static is None:
+            raise AssertionError(
+                f"scratch measured {measured} bytes, but the wrapper's allocations could not be "
+                f"simulated to cross-check it: {self.row['scratch_static_note']}"
+            )
+        if measured != static:
+            raise AssertionError(
+                f"scratch disagrees: the profiler measured {measured} bytes at peak, the "
+                f"generated wrapper allocates {static} bytes at peak (code: {self.row['code_dir']})"
+            )
+        return measured
+
+    track_scratch_bytes.unit = "bytes"
+
+    def track_full_length_loops(self, record, control, n):
+        """Passes over the full length n in the generated C++."""
+        return self.row["full_length_loops"]
+
+    track_full_length_loops.unit = "loops"
+
+    def track_entrypoint_calls(self, record, control, n):
+        """Compiled graphs entered per call of the control."""
+        return self.row["entrypoint_calls"]
+
+    track_entrypoint_calls.unit = "calls"

@@ -1,0 +1,152 @@
+"""Shims for torch internals that moved between releases, each with the releases it serves.
+
+Every shim either returns what the running torch provides or raises `Unsupported` with the
+reason; none of them guesses silently. `Unsupported` is a `NotImplementedError`, which asv
+records as a skip (n/a) when it is raised in a benchmark's setup.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+
+import torch
+
+
+class Unsupported(NotImplementedError):
+    """This torch build cannot run what was asked; the message says what is missing."""
+
+
+def torch_identity() -> dict[str, str]:
+    """The installed build: `torch.__version__` and the upstream commit it was built from."""
+    git_version = getattr(getattr(torch, "version", None), "git_version", None) or "unknown"
+    return {"torch_version": str(torch.__version__), "torch_git_version": str(git_version)}
+
+
+def build_key() -> str:
+    """A folder name for this build, e.g. `torch-2.15.0+cpu-d0f2af8b`: version and commit."""
+    ident = torch_identity()
+    return f"torch-{ident['torch_version']}-{ident['torch_git_version'][:8]}"
+
+
+def missing_attributes(dotted_names: tuple[str, ...]) -> list[str]:
+    """The names in `dotted_names` (such as `torch._foreach_copy_`) this torch does not have."""
+    missing = []
+    for dotted in dotted_names:
+        head, *rest = dotted.split(".")
+        if head != "torch":
+            raise ValueError(f"only torch attributes can be required, not {dotted!r}")
+        obj = torch
+        for part in rest:
+            obj = getattr(obj, part, None)
+            if obj is None:
+                missing.append(dotted)
+                break
+    return missing
+
+
+def set_single_thread() -> None:
+    """One runtime thread, one inter-op thread, one compile thread (the write-up's settings).
+
+    `set_num_interop_threads` raises once inter-op work has started; by then the count is
+    whatever OMP/ATen chose at start-up, which `benchmarks/__init__.py` fixes to 1.
+    """
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    inductor_config = _inductor_config()
+    if hasattr(inductor_config, "compile_threads"):
+        inductor_config.compile_threads = 1
+
+
+def _inductor_config():
+    import torch._inductor.config as config
+
+    return config
+
+
+def storage_address(tensor: torch.Tensor) -> int:
+    """Address of the storage behind `tensor` (`untyped_storage` from 2.0, `storage` before)."""
+    if hasattr(tensor, "untyped_storage"):
+        return tensor.untyped_storage().data_ptr()
+    return tensor.storage().data_ptr()
+
+
+def run_and_get_code(fn, *args):
+    """Run `fn` once and return (result, [generated wrapper source, ...]).
+
+    `torch._inductor.utils.run_and_get_code` exists from 2.0 on; it resets dynamo first, so
+    the call it makes is a cold one and its inputs are consumed.
+    """
+    try:
+        from torch._inductor.utils import run_and_get_code as capture
+    except ImportError as exc:
+        raise Unsupported(f"torch {torch.__version__} has no run_and_get_code: {exc}") from exc
+    return capture(fn, *args)
+
+
+@functools.lru_cache(maxsize=1)
+def vector_isa() -> str:
+    """The vector ISA Inductor generates CPU code for (`avx512`, `avx2`, ... or `scalar`).
+
+    `torch._inductor.cpu_vec_isa.pick_vec_isa` from 2.5 on; `torch._inductor.codecache` before.
+    Later releases append extensions (`avx512 avx512_vnni amx_tile`); the first word is the
+    vector width that shapes the loops.
+    """
+    try:
+        from torch._inductor.cpu_vec_isa import pick_vec_isa
+    except ImportError:
+        try:
+            from torch._inductor.codecache import pick_vec_isa
+        except ImportError as exc:
+            raise Unsupported(f"torch {torch.__version__} has no pick_vec_isa: {exc}") from exc
+    isa = pick_vec_isa()
+    return str(isa).split()[0] if isa and str(isa).strip() else "scalar"
+
+
+def cxx_compiler_problem() -> str | None:
+    """Why Inductor cannot build CPU kernels here, or None when a C++ compiler is found."""
+    inductor_config = _inductor_config()
+    cxx = getattr(getattr(inductor_config, "cpp", None), "cxx", (None, "g++"))
+    names = [name for name in cxx if name] if isinstance(cxx, tuple) else [cxx]
+    if any(shutil.which(name) for name in names):
+        return None
+    return (
+        f"no C++ compiler found (looked for {', '.join(names)}): Inductor builds CPU kernels "
+        "with one. Install g++ (Debian/Ubuntu: apt-get install g++) or set CXX."
+    )
+
+
+def profiled_call(fn, *args):
+    """Call `fn(*args)` once under the CPU profiler with memory events, return the profile."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=activities, profile_memory=True) as prof:
+        fn(*args)
+    return prof
+
+
+def memory_events(prof) -> list[tuple[int, int]]:
+    """(start time in ns, signed bytes) of every `[memory]` event, in time order.
+
+    Read from the raw kineto events (`prof.profiler.kineto_results`, 1.9 on): the aggregated
+    views (`key_averages`) fold an allocation and its free into one row and show 0.
+    """
+    events = []
+    for event in prof.profiler.kineto_results.events():
+        if event.name() == "[memory]":
+            events.append((_start_ns(event), int(event.nbytes())))
+    return sorted(events, key=lambda item: item[0])
+
+
+def _start_ns(event) -> int:
+    if hasattr(event, "start_ns"):
+        return int(event.start_ns())
+    return int(event.start_us()) * 1000
+
+
+def event_names(prof) -> list[str]:
+    """Names of every raw profiler event, in time order."""
+    events = sorted(prof.profiler.kineto_results.events(), key=_start_ns)
+    return [event.name() for event in events]

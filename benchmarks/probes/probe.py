@@ -1,0 +1,199 @@
+"""Probe a whole scenario on the installed torch: one row per (control, backend, n).
+
+For each control, the gate size comes first. A row holds the contract's verdict, and for a
+correct Inductor compile its cost: measured and static scratch, full-length loops, entrypoint
+calls. The generated code of every Inductor compile is kept (see `artifacts.py`). Nothing
+here raises for a wrong result or a missing API: the row says so, and the asv classes or the
+standalone check decide what that means for them.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import torch
+
+from .. import artifacts
+from ..compat import Unsupported, build_key, missing_attributes, torch_identity, vector_isa
+from ..contract import Verdict, check
+from ..scenario import BACKENDS, COST_BACKEND, Control, Scenario
+from .compiled import build, compile_and_capture
+from .generated_code import full_length_loops, static_scratch
+from .runtime import profile_warm_call
+
+
+def probe_scenario(
+    scenario: Scenario,
+    *,
+    sizes: tuple[int, ...] | None = None,
+    backends: tuple[str, ...] = BACKENDS,
+    controls: tuple[str, ...] | None = None,
+    measure_gated: bool = True,
+    artifacts_root: Path | None = None,
+) -> dict:
+    """Probe every (control, backend, n) and return the record (JSON-ready, picklable).
+
+    `measure_gated`: whether a control that is wrong under Inductor at the gate size still has
+    its correctness measured at larger sizes (asv does, to keep every size bisectable; the
+    standalone check, like the write-up, stops it at the gate). Cost is never measured for it.
+    """
+    sizes = tuple(sizes or scenario.sizes)
+    sizes = (scenario.gate_size,) + tuple(n for n in sizes if n != scenario.gate_size)
+    chosen = [scenario.control(name) for name in controls] if controls else scenario.controls
+    record = {
+        "scenario": scenario.name,
+        "build": build_key(),
+        "isa": _isa(),
+        **torch_identity(),
+        "rows": [],
+    }
+    total = len(chosen) * len(sizes) * len(backends)
+    for control in chosen:
+        rows = _probe_control(scenario, control, sizes, backends, measure_gated, artifacts_root)
+        for row in rows:
+            record["rows"].append(row)
+            _progress(scenario, row, len(record["rows"]), total)
+    if artifacts_root is not None:
+        folder = artifacts.scenario_dir(artifacts_root, record["build"], record["isa"], scenario.name)
+        artifacts.save_json(folder / "probe.json", record)
+    return record
+
+
+def find_row(record: dict, control: str, backend: str, n: int) -> dict:
+    for row in record["rows"]:
+        if (row["control"], row["backend"], row["n"]) == (control, backend, n):
+            return row
+    raise KeyError(f"{record['scenario']}: no probe row for {control}/{backend}/n={n}")
+
+
+def _probe_control(scenario, control: Control, sizes, backends, measure_gated, root) -> list:
+    rows = []
+    missing = missing_attributes(control.requires)
+    gate_failed = False
+    for n in sizes:
+        for backend in backends:
+            row = _empty_row(control.name, backend, n)
+            rows.append(row)
+            if missing:
+                row["skipped"] = f"torch {torch.__version__} has no {', '.join(missing)}"
+                continue
+            if gate_failed:
+                row["gated"] = True
+                if not measure_gated:
+                    continue
+            started = time.perf_counter()
+            try:
+                if backend == COST_BACKEND:
+                    _probe_inductor(row, scenario, control, n, with_cost=not gate_failed, root=root)
+                else:
+                    _probe_plain(row, scenario, control, n, backend)
+            except Unsupported as exc:
+                row["skipped"] = str(exc)
+            except Exception as exc:  # a compile or runtime failure is a result, kept with its cause
+                row["error"] = _describe_error(exc)
+            row["seconds"] = round(time.perf_counter() - started, 3)
+        if n == scenario.gate_size and COST_BACKEND in backends:
+            gate = next(r for r in rows if r["n"] == n and r["backend"] == COST_BACKEND)
+            gate_failed = not _exact(gate)
+    return rows
+
+
+def _probe_plain(row, scenario, control, n, backend) -> None:
+    fn = build(control.fn, backend)
+    with torch.no_grad():
+        verdict = check(fn, scenario.make_case(n))
+    _set_verdict(row, verdict)
+
+
+def _probe_inductor(row, scenario, control, n, with_cost: bool, root) -> None:
+    compiled, wrappers = compile_and_capture(control.fn, scenario.make_case(n).inputs.values())
+    if root is not None:
+        folder = artifacts.code_dir(root, build_key(), _isa(), scenario.name, control.name, n)
+        artifacts.save_code(folder, wrappers)
+        row["code_dir"] = str(folder)
+    with torch.no_grad():
+        verdict = check(compiled, scenario.make_case(n))
+    _set_verdict(row, verdict)
+    if not (with_cost and verdict.ok):
+        return
+    row.update(profile_warm_call(compiled, list(scenario.make_case(n).inputs.values())))
+    statics = [static_scratch(wrapper) for wrapper in wrappers]
+    if all(s.peak_bytes is not None for s in statics):
+        row["scratch_bytes_static"] = max(s.peak_bytes for s in statics)
+    else:
+        row["scratch_static_note"] = "; ".join(s.reason for s in statics if s.reason)
+    row["full_length_loops"] = sum(full_length_loops(wrapper, n) for wrapper in wrappers)
+
+
+def _set_verdict(row: dict, verdict: Verdict) -> None:
+    row["wrong_elements"] = {**verdict.wrong, "total": verdict.total}
+    row["storages_moved"] = len(verdict.moved)
+    row["moved"] = list(verdict.moved)
+
+
+def _exact(row: dict) -> bool:
+    return (
+        row["wrong_elements"] is not None
+        and row["wrong_elements"]["total"] == 0
+        and row["storages_moved"] == 0
+    )
+
+
+def _empty_row(control: str, backend: str, n: int) -> dict:
+    return {
+        "control": control,
+        "backend": backend,
+        "n": n,
+        "wrong_elements": None,
+        "storages_moved": None,
+        "moved": [],
+        "gated": False,
+        "skipped": None,
+        "error": None,
+        "scratch_bytes": None,
+        "scratch_bytes_static": None,
+        "scratch_static_note": "",
+        "full_length_loops": None,
+        "entrypoint_calls": None,
+        "code_dir": None,
+        "seconds": None,
+    }
+
+
+def _describe_error(exc: Exception) -> str:
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    head = lines[0] if lines else ""
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    at = f" (at {Path(where.filename).name}:{where.lineno})" if where else ""
+    return f"{type(exc).__name__}: {head[:400]}{at}"
+
+
+def _isa() -> str:
+    try:
+        return vector_isa()
+    except Unsupported:
+        return "unknown-isa"
+
+
+def _progress(scenario: Scenario, row: dict, done: int, total: int) -> None:
+    if row["skipped"]:
+        verdict = f"skipped: {row['skipped']}"
+    elif row["error"]:
+        verdict = f"error: {row['error']}"
+    elif row["wrong_elements"] is None:
+        verdict = "stopped at the small correctness gate"
+    else:
+        verdict = Verdict.from_dict(
+            {"wrong": {k: v for k, v in row["wrong_elements"].items() if k != "total"},
+             "moved": row["moved"]}
+        ).describe()
+    seconds = f" ({row['seconds']:.1f} s)" if row.get("seconds") else ""
+    print(
+        f"[writeback {done}/{total}] {scenario.name}.{row['control']} {row['backend']} "
+        f"n={row['n']}: {verdict}{seconds}",
+        file=sys.stderr,
+        flush=True,
+    )
