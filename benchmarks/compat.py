@@ -7,6 +7,7 @@ records as a skip (n/a) when it is raised in a benchmark's setup.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import shutil
 
@@ -52,17 +53,15 @@ def set_single_thread() -> None:
     whatever OMP/ATen chose at start-up, which `benchmarks/__init__.py` fixes to 1.
     """
     torch.set_num_threads(1)
-    try:
+    with contextlib.suppress(RuntimeError):
         torch.set_num_interop_threads(1)
-    except RuntimeError:
-        pass
     inductor_config = _inductor_config()
     if hasattr(inductor_config, "compile_threads"):
         inductor_config.compile_threads = 1
 
 
 def _inductor_config():
-    import torch._inductor.config as config
+    from torch._inductor import config
 
     return config
 

@@ -7,8 +7,8 @@ contract, the probes and the asv plumbing stay as they are.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .contract import Case
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 _KERNEL = re.compile(
     r"^(?P<name>\w+)\s*=\s*async_compile\.cpp\w*\(.*?r?'''(?P<source>.*?)'''",
-    re.S | re.M,
+    re.DOTALL | re.MULTILINE,
 )
 _FOR = re.compile(r"\bfor\s*\(")
 _HEADER = re.compile(

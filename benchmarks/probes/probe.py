@@ -9,6 +9,7 @@ standalone check decide what that means for them.
 
 from __future__ import annotations
 
+import statistics
 import sys
 import time
 import traceback
@@ -17,12 +18,18 @@ from pathlib import Path
 import torch
 
 from .. import artifacts
-from ..compat import Unsupported, build_key, missing_attributes, torch_identity, vector_isa
+from ..compat import (
+    Unsupported,
+    build_key,
+    missing_attributes,
+    torch_identity,
+    vector_isa,
+)
 from ..contract import Verdict, check
 from ..scenario import BACKENDS, COST_BACKEND, Control, Scenario
 from .compiled import build, compile_and_capture
 from .generated_code import full_length_loops, static_scratch
-from .runtime import profile_warm_call
+from .runtime import profile_warm_call, warm_call_samples
 
 
 def probe_scenario(
@@ -33,12 +40,15 @@ def probe_scenario(
     controls: tuple[str, ...] | None = None,
     measure_gated: bool = True,
     artifacts_root: Path | None = None,
+    timing: tuple[int, int] | None = None,
 ) -> dict:
     """Probe every (control, backend, n) and return the record (JSON-ready, picklable).
 
     `measure_gated`: whether a control that is wrong under Inductor at the gate size still has
     its correctness measured at larger sizes (asv does, to keep every size bisectable; the
     standalone check, like the write-up, stops it at the gate). Cost is never measured for it.
+    `timing`: (warmup calls, samples) to time each correct Inductor compile in this process
+    (the standalone check; asv times with its own timer).
     """
     sizes = tuple(sizes or scenario.sizes)
     sizes = (scenario.gate_size,) + tuple(n for n in sizes if n != scenario.gate_size)
@@ -52,12 +62,16 @@ def probe_scenario(
     }
     total = len(chosen) * len(sizes) * len(backends)
     for control in chosen:
-        rows = _probe_control(scenario, control, sizes, backends, measure_gated, artifacts_root)
+        rows = _probe_control(
+            scenario, control, sizes, backends, measure_gated, artifacts_root, timing
+        )
         for row in rows:
             record["rows"].append(row)
             _progress(scenario, row, len(record["rows"]), total)
     if artifacts_root is not None:
-        folder = artifacts.scenario_dir(artifacts_root, record["build"], record["isa"], scenario.name)
+        folder = artifacts.scenario_dir(
+            artifacts_root, record["build"], record["isa"], scenario.name
+        )
         artifacts.save_json(folder / "probe.json", record)
     return record
 
@@ -69,7 +83,9 @@ def find_row(record: dict, control: str, backend: str, n: int) -> dict:
     raise KeyError(f"{record['scenario']}: no probe row for {control}/{backend}/n={n}")
 
 
-def _probe_control(scenario, control: Control, sizes, backends, measure_gated, root) -> list:
+def _probe_control(
+    scenario, control: Control, sizes, backends, measure_gated, root, timing
+) -> list:
     rows = []
     missing = missing_attributes(control.requires)
     gate_failed = False
@@ -87,12 +103,13 @@ def _probe_control(scenario, control: Control, sizes, backends, measure_gated, r
             started = time.perf_counter()
             try:
                 if backend == COST_BACKEND:
-                    _probe_inductor(row, scenario, control, n, with_cost=not gate_failed, root=root)
+                    cost = not gate_failed
+                    _probe_inductor(row, scenario, control, n, cost, root, timing)
                 else:
                     _probe_plain(row, scenario, control, n, backend)
             except Unsupported as exc:
                 row["skipped"] = str(exc)
-            except Exception as exc:  # a compile or runtime failure is a result, kept with its cause
+            except Exception as exc:  # a compile or runtime failure is a result, with its cause
                 row["error"] = _describe_error(exc)
             row["seconds"] = round(time.perf_counter() - started, 3)
         if n == scenario.gate_size and COST_BACKEND in backends:
@@ -108,7 +125,7 @@ def _probe_plain(row, scenario, control, n, backend) -> None:
     _set_verdict(row, verdict)
 
 
-def _probe_inductor(row, scenario, control, n, with_cost: bool, root) -> None:
+def _probe_inductor(row, scenario, control, n, with_cost: bool, root, timing) -> None:
     compiled, wrappers = compile_and_capture(control.fn, scenario.make_case(n).inputs.values())
     if root is not None:
         folder = artifacts.code_dir(root, build_key(), _isa(), scenario.name, control.name, n)
@@ -126,6 +143,19 @@ def _probe_inductor(row, scenario, control, n, with_cost: bool, root) -> None:
     else:
         row["scratch_static_note"] = "; ".join(s.reason for s in statics if s.reason)
     row["full_length_loops"] = sum(full_length_loops(wrapper, n) for wrapper in wrappers)
+    if timing:
+        warmup, samples = timing
+        row["samples_s"] = warm_call_samples(
+            compiled, _inputs_for_timing(scenario, n), warmup, samples
+        )
+        row["median_s"] = statistics.median(row["samples_s"])
+
+
+def _inputs_for_timing(scenario: Scenario, n: int):
+    if scenario.calls_need_fresh_inputs:
+        return lambda: list(scenario.make_case(n).inputs.values())
+    inputs = list(scenario.make_case(n).inputs.values())
+    return lambda: inputs
 
 
 def _set_verdict(row: dict, verdict: Verdict) -> None:
@@ -158,6 +188,9 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "scratch_static_note": "",
         "full_length_loops": None,
         "entrypoint_calls": None,
+        "entrypoint_event": None,
+        "median_s": None,
+        "samples_s": None,
         "code_dir": None,
         "seconds": None,
     }
@@ -187,8 +220,10 @@ def _progress(scenario: Scenario, row: dict, done: int, total: int) -> None:
         verdict = "stopped at the small correctness gate"
     else:
         verdict = Verdict.from_dict(
-            {"wrong": {k: v for k, v in row["wrong_elements"].items() if k != "total"},
-             "moved": row["moved"]}
+            {
+                "wrong": {k: v for k, v in row["wrong_elements"].items() if k != "total"},
+                "moved": row["moved"],
+            }
         ).describe()
     seconds = f" ({row['seconds']:.1f} s)" if row.get("seconds") else ""
     print(

@@ -8,8 +8,13 @@ import torch
 
 from ..compat import event_names, memory_events, profiled_call
 
-ENTRYPOINT_EVENT = "## Call CompiledFxGraph"
-"""The profiler range Inductor opens around every call of a compiled graph (2.x on)."""
+GRAPH_EVENT = "## Call CompiledFxGraph"
+"""The range Inductor opens around every call of a compiled graph (seen on 2.13 and 2.15)."""
+
+REGION_EVENT = "Torch-Compiled Region"
+"""The range dynamo opens around every compiled frame it enters (2.4 on). Builds whose
+profiler marks no graph call (2.4 and 2.7 were seen so) are counted by it: with
+fullgraph=True a compiled frame runs exactly one graph."""
 
 
 def profile_warm_call(fn, inputs) -> dict[str, int]:
@@ -17,7 +22,8 @@ def profile_warm_call(fn, inputs) -> dict[str, int]:
 
     `scratch_bytes`: the peak of the running sum of the profiler's `[memory]` events (allocs
     positive, frees negative) over the call: memory the call needed beyond its inputs.
-    `entrypoint_calls`: how many compiled graphs the call entered.
+    `entrypoint_calls`: how many compiled graphs the call entered; `entrypoint_event` says
+    which profiler range counted them.
     """
     with torch.no_grad():
         prof = profiled_call(fn, *inputs)
@@ -25,8 +31,13 @@ def profile_warm_call(fn, inputs) -> dict[str, int]:
     for _, nbytes in memory_events(prof):
         live += nbytes
         peak = max(peak, live)
-    entrypoints = sum(name.startswith(ENTRYPOINT_EVENT) for name in event_names(prof))
-    return {"scratch_bytes": peak, "entrypoint_calls": entrypoints}
+    names = event_names(prof)
+    event = GRAPH_EVENT if any(name.startswith(GRAPH_EVENT) for name in names) else REGION_EVENT
+    return {
+        "scratch_bytes": peak,
+        "entrypoint_calls": sum(name.startswith(event) for name in names),
+        "entrypoint_event": event,
+    }
 
 
 def warm_call_samples(fn, next_inputs, warmup: int, samples: int) -> list[float]:

@@ -1,0 +1,209 @@
+"""Check the snapshot swap on the installed torch, without asv, and print the write-up's tables.
+
+    python tools/check_snapshot_swap.py [--sizes 3,1048576] [--output DIR] [--json FILE]
+                                        [--expect-torch 2.15.0] [--warmup 2] [--samples 20]
+
+Runs the same controls, contract and probes as the asv suite. A control that is wrong under
+Inductor at the smallest size is stopped there, before any larger compilation or timing.
+Prints two Markdown tables (values and writes per control, backend and N; cost per correct
+control) and the ratios between the correct controls' median warm calls.
+
+Exit status: 0 when the check ran (wrong compiled controls are findings, shown in the
+tables); 1 when an eager reference broke the contract (the reference itself is wrong, so no
+verdict can be trusted); 2 for bad usage or a torch other than --expect-torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from itertools import combinations
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import snapshot_swap  # noqa: E402  (sets thread counts before torch loads)
+from benchmarks.compat import set_single_thread, torch_identity  # noqa: E402
+from benchmarks.probes.probe import probe_scenario  # noqa: E402
+from benchmarks.scenario import COST_BACKEND  # noqa: E402
+
+MIB = 1024 * 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    ident = torch_identity()
+    if args.expect_torch and not _same_version(args.expect_torch, ident["torch_version"]):
+        print(
+            f"error: expected torch {args.expect_torch}, but this interpreter ({sys.executable}) "
+            f"has torch {ident['torch_version']}. Install it (pip install "
+            f"torch=={args.expect_torch}) or drop --expect-torch.",
+            file=sys.stderr,
+        )
+        return 2
+    set_single_thread()
+    sizes = tuple(dict.fromkeys((snapshot_swap.SWAP.gate_size, *args.sizes)))
+    record = probe_scenario(
+        snapshot_swap.SWAP,
+        sizes=sizes,
+        measure_gated=False,
+        artifacts_root=args.output,
+        timing=(args.warmup, args.samples),
+    )
+    rows = json_rows(record)
+    print(render(record, rows, sizes))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+        print(f"\nrows written to {args.json}", file=sys.stderr)
+    broken_references = [r for r in rows if r["backend"] == "eager" and _wrong(r)]
+    for row in broken_references:
+        print(
+            f"error: the eager reference {row['control']} at n={row['n']} broke the contract: "
+            f"{_cell(row)}",
+            file=sys.stderr,
+        )
+    return 1 if broken_references else 0
+
+
+def json_rows(record: dict) -> list[dict]:
+    """One row per (control, backend, n) with the documented keys (null: not measured)."""
+    keys = (
+        "control", "backend", "n", "wrong_elements", "storages_moved", "gated",
+        "scratch_bytes", "scratch_bytes_static", "full_length_loops", "entrypoint_calls",
+        "median_s", "samples_s", "skipped", "error", "code_dir",
+    )  # fmt: skip
+    ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
+    return [
+        {"scenario": record["scenario"], **ident, **{k: row.get(k) for k in keys}}
+        for row in record["rows"]
+    ]
+
+
+def render(record: dict, rows: list[dict], sizes: tuple[int, ...]) -> str:
+    head = (
+        f"torch {record['torch_version']} (commit {record['torch_git_version']}), "
+        f"vector ISA {record['isa']}, one thread, fullgraph=True, dynamic=False"
+    )
+    return "\n\n".join([head, values_table(rows, sizes), cost_table(rows), ratio_lines(rows)])
+
+
+def values_table(rows: list[dict], sizes: tuple[int, ...]) -> str:
+    lines = [
+        "| control | backend | " + " | ".join(f"N={n:,}" for n in sizes) + " |",
+        "|---|---|" + "---|" * len(sizes),
+    ]
+    for control, backend in dict.fromkeys((r["control"], r["backend"]) for r in rows):
+        cells = [_cell(_find(rows, control, backend, n)) for n in sizes]
+        lines.append(f"| {control} | {backend} | " + " | ".join(cells) + " |")
+    return "Actual values and actual writes\n\n" + "\n".join(lines)
+
+
+def cost_table(rows: list[dict]) -> str:
+    lines = [
+        "| correct control | N | runtime scratch | scratch in wrapper | full-length loops "
+        "| entrypoint calls | median warm call | samples |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in _costed(rows):
+        lines.append(
+            f"| {row['control']} | {row['n']:,} | {_bytes(row['scratch_bytes'])} | "
+            f"{_bytes(row['scratch_bytes_static'])}{_mismatch(row)} | {row['full_length_loops']} "
+            f"| {row['entrypoint_calls']} | {row['median_s'] * 1e3:.6f} ms "
+            f"| {len(row['samples_s'])} |"
+        )
+    if len(lines) == 2:
+        lines.append("| (no control was correct under Inductor) | | | | | | | |")
+    return "Correctness has a measurable cost (Inductor)\n\n" + "\n".join(lines)
+
+
+def ratio_lines(rows: list[dict]) -> str:
+    lines = []
+    costed = _costed(rows)
+    for n in dict.fromkeys(r["n"] for r in costed):
+        at_n = sorted((r for r in costed if r["n"] == n), key=lambda r: r["median_s"])
+        for fast, slow in combinations(at_n, 2):
+            ratio = fast["median_s"] / slow["median_s"]
+            lines.append(
+                f"- N={n:,}: {fast['control']} median / {slow['control']} median = {ratio:.3f} "
+                f"({(1 - ratio) * 100:.2f}% lower latency, one run, same process)"
+            )
+    return "Ratios between correct controls\n\n" + ("\n".join(lines) or "- (fewer than two)")
+
+
+def _costed(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if r["backend"] == COST_BACKEND and r["median_s"] is not None]
+
+
+def _cell(row: dict | None) -> str:
+    if row is None:
+        return "not run"
+    if row["skipped"]:
+        return f"skipped: {row['skipped']}"
+    if row["error"]:
+        return f"error: {row['error']}"
+    if row["wrong_elements"] is None:
+        return "stopped at the small correctness gate" if row["gated"] else "not measured"
+    if not _wrong(row):
+        return "all exact; storage preserved"
+    wrong = [f"{k} {v}" for k, v in row["wrong_elements"].items() if k != "total" and v]
+    moved = f"; storage moved: {row['storages_moved']}" if row["storages_moved"] else ""
+    return f"{row['wrong_elements']['total']} wrong ({', '.join(wrong)}){moved}"
+
+
+def _wrong(row: dict) -> bool:
+    wrong = row["wrong_elements"]
+    return wrong is not None and (wrong["total"] > 0 or row["storages_moved"] > 0)
+
+
+def _find(rows, control, backend, n):
+    return next(
+        (r for r in rows if (r["control"], r["backend"], r["n"]) == (control, backend, n)), None
+    )
+
+
+def _bytes(value: int | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,} B ({value / MIB:g} MiB)" if value >= MIB else f"{value:,} B"
+
+
+def _mismatch(row: dict) -> str:
+    if row["scratch_bytes_static"] is None or row["scratch_bytes"] != row["scratch_bytes_static"]:
+        return " (DISAGREES with the profiler)"
+    return ""
+
+
+def _same_version(expected: str, installed: str) -> bool:
+    return installed == expected or installed.split("+")[0] == expected
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=_sizes, default=snapshot_swap.SWAP.sizes,
+                        help="comma-separated element counts (default: 3,1048576); the "
+                        "gate size 3 always runs first")  # fmt: skip
+    parser.add_argument("--output", type=Path, help="keep generated code and probe.json here")
+    parser.add_argument("--json", type=Path, help="write one row per (control, backend, n)")
+    parser.add_argument("--expect-torch", metavar="VERSION",
+                        help="stop unless this torch version is installed")  # fmt: skip
+    parser.add_argument("--warmup", type=int, default=2, help="untimed warm calls (default 2)")
+    parser.add_argument("--samples", type=int, default=20, help="timed calls (default 20)")
+    return parser.parse_args(argv)
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"sizes must be integers like 3,1048576, not {text!r}"
+        ) from None
+    if not sizes or any(n <= 0 for n in sizes):
+        raise argparse.ArgumentTypeError("sizes must be positive element counts")
+    return sizes
+
+
+if __name__ == "__main__":
+    sys.exit(main())
