@@ -9,8 +9,8 @@ for (the same build emits different C++ on an AVX2 and an AVX512 machine), so on
 two builds is two folders that differ only in `<build>`: `tools/diff_code.py` diffs them.
 
 The root is `$WRITEBACK_ARTIFACTS` when set, else `results/generated` under the directory asv
-runs from (`$ASV_CONF_DIR`, which asv sets for every benchmark process); outside asv and
-without the variable nothing is written.
+runs from (`$ASV_CONF_DIR`, which asv sets for the environments it builds), else under the
+folder that holds `benchmarks/` (asv's `existing` environments get no ASV_* variables).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from pathlib import Path
 from .probes.generated_code import kernels
 
 
-def root() -> Path | None:
+def root() -> Path:
     if explicit := os.environ.get("WRITEBACK_ARTIFACTS"):
         return Path(explicit)
     if conf_dir := os.environ.get("ASV_CONF_DIR"):
         return Path(conf_dir) / "results" / "generated"
-    return None
+    return Path(__file__).resolve().parents[1] / "results" / "generated"
 
 
 def scenario_dir(base: Path, build: str, isa: str, scenario: str) -> Path:

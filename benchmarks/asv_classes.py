@@ -24,7 +24,7 @@ from .scenario import BACKENDS, COST_BACKEND, Scenario
 
 def probe_for_asv(scenario: Scenario) -> dict:
     set_single_thread()
-    return probe_scenario(scenario, artifacts_root=artifacts_root())
+    return probe_scenario(scenario, sizes=scenario.chosen_sizes(), artifacts_root=artifacts_root())
 
 
 def _usable(record: dict, control: str, backend: str, n: int) -> dict:
@@ -77,7 +77,7 @@ class Correctness(_ScenarioBenchmarks):
         cls.params = [
             [c.name for c in cls.scenario.controls],
             list(BACKENDS),
-            list(cls.scenario.sizes),
+            list(cls.scenario.chosen_sizes()),
         ]
 
     def setup(self, record, control, backend, n):
@@ -122,7 +122,7 @@ class Cost(_ScenarioBenchmarks):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.params = [[c.name for c in cls.scenario.controls], list(cls.scenario.sizes)]
+        cls.params = [[c.name for c in cls.scenario.controls], list(cls.scenario.chosen_sizes())]
 
     def setup(self, record, control, n):
         set_single_thread()

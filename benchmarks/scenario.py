@@ -7,6 +7,7 @@ contract, the probes and the asv plumbing stay as they are.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,6 +46,24 @@ class Scenario:
     @property
     def gate_size(self) -> int:
         return self.sizes[0]
+
+    def chosen_sizes(self) -> tuple[int, ...]:
+        """`sizes`, or those in `$WRITEBACK_SIZES` (comma-separated, e.g. `3` for a quick run).
+
+        The gate size always comes first, so a cost is never measured without the gate.
+        """
+        text = os.environ.get("WRITEBACK_SIZES", "").strip()
+        if not text:
+            return self.sizes
+        try:
+            chosen = [int(part) for part in text.split(",") if part.strip()]
+        except ValueError:
+            raise ValueError(
+                f"WRITEBACK_SIZES must be element counts like 3,1048576, not {text!r}"
+            ) from None
+        if any(n <= 0 for n in chosen):
+            raise ValueError(f"WRITEBACK_SIZES must be positive element counts: {text!r}")
+        return tuple(dict.fromkeys([self.gate_size, *chosen]))
 
     def control(self, name: str) -> Control:
         for control in self.controls:

@@ -44,9 +44,10 @@ def probe_scenario(
 ) -> dict:
     """Probe every (control, backend, n) and return the record (JSON-ready, picklable).
 
-    `measure_gated`: whether a control that is wrong under Inductor at the gate size still has
-    its correctness measured at larger sizes (asv does, to keep every size bisectable; the
-    standalone check, like the write-up, stops it at the gate). Cost is never measured for it.
+    `measure_gated`: whether a control that is wrong under Inductor at the gate size is still
+    compiled at larger sizes to measure its correctness (asv does, to keep every size
+    bisectable; the standalone check, like the write-up, stops it at the gate). Its cost is
+    never measured. The eager reference runs at every size either way.
     `timing`: (warmup calls, samples) to time each correct Inductor compile in this process
     (the standalone check; asv times with its own timer).
     """
@@ -96,7 +97,7 @@ def _probe_control(
             if missing:
                 row["skipped"] = f"torch {torch.__version__} has no {', '.join(missing)}"
                 continue
-            if gate_failed:
+            if gate_failed and backend != "eager":
                 row["gated"] = True
                 if not measure_gated:
                     continue

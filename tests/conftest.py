@@ -1,0 +1,13 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+@pytest.fixture(autouse=True)
+def _artifacts_in_tmp(tmp_path_factory, monkeypatch):
+    """Generated code written by the asv classes under test goes to a temporary folder."""
+    monkeypatch.setenv("WRITEBACK_ARTIFACTS", str(tmp_path_factory.getbasetemp() / "artifacts"))

@@ -1,0 +1,122 @@
+"""`asv run` of the whole suite at N=3 against this interpreter's torch, end to end.
+
+Uses asv's `existing` environment (this interpreter, which has torch and asv_runner), a
+throwaway results folder and machine file, and checks what asv wrote: every metric, its
+unit, and that the Cost benchmarks were measured exactly for the controls whose Correctness
+verdict was exact.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+UNITS = {
+    "snapshot_swap.Correctness.track_wrong_elements": "elements",
+    "snapshot_swap.Correctness.track_moved_storages": "tensors",
+    "snapshot_swap.Cost.time_warm_call": "seconds",
+    "snapshot_swap.Cost.track_scratch_bytes": "bytes",
+    "snapshot_swap.Cost.track_full_length_loops": "loops",
+    "snapshot_swap.Cost.track_entrypoint_calls": "calls",
+}
+
+pytestmark = pytest.mark.slow
+
+
+def _asv(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),  # asv keeps its machine file in ~/.asv-machine.json
+        "WRITEBACK_SIZES": "3",
+        "WRITEBACK_ARTIFACTS": str(tmp_path / "results" / "generated"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "asv", *args, "--config", str(tmp_path / "asv.conf.json")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def asv_results(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("asv")
+    conf = json.loads((ROOT / "asv.conf.json").read_text())
+    conf.update(
+        repo=str(ROOT),
+        benchmark_dir=str(ROOT / "benchmarks"),
+        results_dir=str(tmp / "results"),
+        html_dir=str(tmp / "html"),
+        env_dir=str(tmp / "env"),
+    )
+    (tmp / "asv.conf.json").write_text(json.dumps(conf))
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    machine = _asv(tmp, "machine", "--yes", "--machine", "writeback-test")
+    assert machine.returncode == 0, machine.stderr
+    run = _asv(
+        tmp, "run", "--environment", f"existing:{sys.executable}", "--set-commit-hash", commit,
+        "--machine", "writeback-test", "--record-samples", "--show-stderr", "--quick",
+    )  # fmt: skip
+    files = [
+        p for p in (tmp / "results" / "writeback-test").glob("*.json") if p.name != "machine.json"
+    ]
+    assert len(files) == 1, run.stdout[-3000:] + run.stderr[-3000:]
+    return tmp, json.loads(files[0].read_text()), run
+
+
+def _values(result: dict, name: str) -> dict[tuple, object]:
+    """{param tuple: value} for one benchmark, from asv's result columns."""
+    column = result["result_columns"].index("result")
+    params_column = result["result_columns"].index("params")
+    entry = result["results"][name]
+    combos = _product(entry[params_column])
+    return dict(zip(combos, entry[column]))
+
+
+def _product(params):
+    combos = [()]
+    for values in params:
+        combos = [c + (eval(v),) for c in combos for v in values]  # asv stores reprs
+    return combos
+
+
+def test_every_metric_is_recorded_with_its_unit(asv_results):
+    tmp, result, _ = asv_results
+    benchmarks = json.loads((tmp / "results" / "benchmarks.json").read_text())
+    for name, unit in UNITS.items():
+        assert benchmarks[name]["unit"] == unit
+        assert name in result["results"]
+
+
+def test_correctness_is_a_number_for_every_combination(asv_results):
+    _, result, _ = asv_results
+    wrong = _values(result, "snapshot_swap.Correctness.track_wrong_elements")
+    assert len(wrong) == 3 * 3
+    assert all(isinstance(v, int) for v in wrong.values()), wrong
+    assert all(v == 0 for (control, backend, n), v in wrong.items() if backend == "eager")
+
+
+def test_cost_is_measured_exactly_for_correct_controls(asv_results):
+    _, result, run = asv_results
+    wrong = _values(result, "snapshot_swap.Correctness.track_wrong_elements")
+    moved = _values(result, "snapshot_swap.Correctness.track_moved_storages")
+    for name in UNITS:
+        if not name.startswith("snapshot_swap.Cost."):
+            continue
+        for (control, n), value in _values(result, name).items():
+            correct = wrong[(control, "inductor", n)] == 0 and moved[(control, "inductor", n)] == 0
+            assert (value is not None) == correct, (name, control, value)
+            if not correct:
+                assert f"snapshot_swap.{control} (inductor, n=3) broke the snapshot contract" in (
+                    run.stdout
+                )
+
+
+def test_generated_code_is_kept_beside_the_results(asv_results):
+    tmp, _, _ = asv_results
+    kept = list((tmp / "results" / "generated").glob("torch-*/*/snapshot_swap/*/n3/wrapper.py"))
+    assert len(kept) == 3
