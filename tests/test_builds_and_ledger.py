@@ -1,0 +1,119 @@
+"""The builds file (every kind, clear errors) and the ledger (deterministic ids)."""
+
+import datetime as dt
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import builds  # noqa: E402
+import ledger  # noqa: E402
+
+EVERY_KIND = """
+# comment line
+release 2.14.1 date=2026-09-30
+release 2.15.0 date=2026-10-28 index=https://download.pytorch.org/whl/cpu
+nightly 2026-11-05
+nightly 2026-11-06 series=2.17 name=n6
+wheel /wheels/torch-2.16.0a0+git1234-cp311-cp311-linux_x86_64.whl name=pr-170001 date=2026-11-20
+pip "torch==2.15.0 numpy<2" name=with-numpy date=2026-11-21   # trailing comment
+"""
+
+
+def test_every_kind_parses_to_pip_arguments():
+    parsed = builds.parse(EVERY_KIND)
+    assert [b.name for b in parsed] == [
+        "torch-2.14.1", "torch-2.15.0", "nightly-2026-11-05", "n6", "pr-170001", "with-numpy",
+    ]  # fmt: skip
+    assert parsed[0].pip_args == ("torch==2.14.1",)
+    assert parsed[1].pip_args == (
+        "torch==2.15.0", "--index-url", "https://download.pytorch.org/whl/cpu",
+    )  # fmt: skip
+    assert parsed[2].pip_args == (
+        "torch==2.16.0.dev20261105", "--pre", "--index-url", builds.NIGHTLY_INDEX,
+    )  # fmt: skip
+    assert parsed[2].date == dt.date(2026, 11, 5)
+    assert parsed[3].pip_args[0] == "torch==2.17.0.dev20261106"
+    assert parsed[4].pip_args == (
+        "/wheels/torch-2.16.0a0+git1234-cp311-cp311-linux_x86_64.whl",
+    )  # fmt: skip
+    assert parsed[5].pip_args == ("torch==2.15.0", "numpy<2")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("relase 2.15.0 date=2026-10-28", "unknown kind 'relase'"),
+        ("release date=2026-10-28", "needs what to install"),
+        ("release 2.15 .0 date=2026-10-28", "not an option of the form key=value"),
+        ("release latest date=2026-10-28", "not a release version"),
+        ("release 2.15.0", "needs date="),
+        ("release 2.15.0 date=28.10.2026", "not a date like"),
+        ("release 2.15.0 date=2026-10-28 series=2.16", "takes no option 'series'"),
+        ("nightly 2026-11-05", "needs series=2.X"),
+        ("wheel /tmp/torch.tar.gz name=x date=2026-11-20", "not a wheel"),
+        ("wheel /tmp/torch.whl date=2026-11-20", "needs name="),
+        ('pip "torch==2.15.0 date=2026-11-20', "unbalanced quotes"),
+        ("pip torch name=bad/name date=2026-11-20", "letters, digits"),
+    ],
+)
+def test_bad_lines_are_named_with_the_fix(line, message):
+    with pytest.raises(builds.BuildsFileError, match=message) as caught:
+        builds.parse(f"# header\n{line}\n", source="mine.txt")
+    assert str(caught.value).startswith("mine.txt:2:")
+
+
+def test_order_and_names_are_checked():
+    with pytest.raises(builds.BuildsFileError, match="older than torch-2.15.0"):
+        builds.parse("release 2.15.0 date=2026-10-28\nrelease 2.14.1 date=2026-09-30\n")
+    with pytest.raises(builds.BuildsFileError, match="already used on line 1"):
+        builds.parse("release 2.15.0 date=2026-10-28\nrelease 2.15.0 date=2026-10-29\n")
+    with pytest.raises(builds.BuildsFileError, match="lists no builds"):
+        builds.parse("# nothing\n")
+
+
+def test_the_shipped_builds_files_parse():
+    default = builds.read(ROOT / "builds.txt")
+    assert [b.name for b in default] == ["torch-2.13.0", "torch-2.14.1", "torch-2.15.0"]
+    long = builds.read(ROOT / "builds-long.txt")
+    assert long[0].name == "torch-2.1.0" and long[-1].name == "torch-2.15.0"
+
+
+def _ids(entries):
+    return [(e.name, e.commit) for e in entries]
+
+
+def test_same_file_gives_the_same_ids_anywhere(tmp_path):
+    parsed = builds.read(ROOT / "builds.txt")
+    first = ledger.build_ledger(parsed, tmp_path / "one")
+    second = ledger.build_ledger(parsed, tmp_path / "two")
+    again = ledger.build_ledger(parsed, tmp_path / "one")
+    assert _ids(first) == _ids(second) == _ids(again)
+    assert _ids(ledger.read_ledger(tmp_path / "two")) == _ids(first)
+
+
+def test_appending_a_build_keeps_earlier_ids_and_tags(tmp_path):
+    text = (ROOT / "builds.txt").read_text()
+    before = ledger.build_ledger(builds.parse(text), tmp_path / "l")
+    after = ledger.build_ledger(builds.parse(text + "nightly 2026-11-05\n"), tmp_path / "l")
+    assert _ids(after[:-1]) == _ids(before)
+    assert after[-1].name == "nightly-2026-11-05"
+    tags = subprocess.run(
+        ["git", "-C", str(tmp_path / "l"), "tag", "--points-at", after[-1].commit],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert tags == ["nightly-2026-11-05"]
+
+
+def test_commits_carry_the_build_dates(tmp_path):
+    entries = ledger.build_ledger(builds.read(ROOT / "builds.txt"), tmp_path / "l")
+    dates = subprocess.run(
+        ["git", "-C", str(tmp_path / "l"), "log", "--format=%ad %cd", "--date=short", "main"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split("\n")  # fmt: skip
+    assert dates[0] == "2026-10-28 2026-10-28"
+    assert entries[0].build["date"] == "2026-07-08"

@@ -1,0 +1,185 @@
+"""The builds file: which torch builds the history covers, oldest first, one per line.
+
+    # kind    what                                options (key=value, any order)
+    release   2.15.0                              date=2026-10-28 [index=URL] [name=...]
+    nightly   2026-11-05                          [series=2.16] [index=URL] [name=...]
+    wheel     /path/or/https/url/torch-....whl    date=2026-11-20 name=pr-170001
+    pip       "torch==2.15.0 numpy<2"             date=2026-11-21 name=my-build
+
+Lines are split like a shell line (quote a value with spaces); `#` starts a comment.
+
+- `release V` installs `torch==V` (from `index` when given, else pip's configured indexes).
+- `nightly YYYY-MM-DD` installs `torch==SERIES.0.devYYYYMMDD` from the nightly index
+  (default https://download.pytorch.org/whl/nightly/cpu); SERIES defaults to the minor
+  release after the newest `release` above it, which is what the nightlies of that period
+  are called. Its date is its own.
+- `wheel PATH-OR-URL` installs that wheel file (a build from a commit or a pull request).
+- `pip "ARGS"` passes ARGS (one quoted string: requirements, options) to `pip install`
+  exactly as written.
+
+Every build needs a date (the commit date on the ledger, so graphs are chronological; a
+nightly's is in its name) and gets a short name, which becomes a git tag on the ledger:
+`torch-2.15.0`, `nightly-2026-11-05`, or `name=` for wheels and pip requirements.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NIGHTLY_INDEX = "https://download.pytorch.org/whl/nightly/cpu"
+KINDS = ("release", "nightly", "wheel", "pip")
+OPTIONS = {
+    "release": {"date", "index", "name"},
+    "nightly": {"series", "index", "name"},
+    "wheel": {"date", "name"},
+    "pip": {"date", "name"},
+}
+_VERSION = re.compile(r"^\d+\.\d+(\.\d+)?([a-z]+\d+)?$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+class BuildsFileError(ValueError):
+    """A line of the builds file that cannot be used; the message names file, line and fix."""
+
+
+@dataclass(frozen=True)
+class Build:
+    """One torch build: its ledger name and date, and the pip arguments that install it."""
+
+    name: str
+    date: dt.date
+    kind: str
+    spec: str
+    pip_args: tuple[str, ...] = field(default=())
+    line: int = 0
+
+    def as_json(self) -> dict:
+        """What the ledger commit stores: enough to install and to describe the build."""
+        return {
+            "name": self.name,
+            "date": self.date.isoformat(),
+            "kind": self.kind,
+            "spec": self.spec,
+            "pip_args": list(self.pip_args),
+        }
+
+
+def read(path: Path) -> list[Build]:
+    """Parse a builds file; raises `BuildsFileError` naming the first bad line."""
+    if not path.is_file():
+        raise BuildsFileError(f"{path}: no such builds file (see builds.txt for the format)")
+    return parse(path.read_text(), source=str(path))
+
+
+def parse(text: str, source: str = "<builds>") -> list[Build]:
+    builds: list[Build] = []
+    newest_release: str | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        where = f"{source}:{number}"
+        try:
+            words = shlex.split(raw, comments=True)
+        except ValueError as exc:
+            raise BuildsFileError(f"{where}: {exc} (unbalanced quotes?)") from None
+        if not words:
+            continue
+        build = _parse_line(words, where, number, newest_release)
+        if build.kind == "release":
+            newest_release = build.spec
+        _check_order(builds, build, where)
+        builds.append(build)
+    if not builds:
+        raise BuildsFileError(f"{source}: lists no builds")
+    return builds
+
+
+def _parse_line(words: list[str], where: str, number: int, newest_release: str | None) -> Build:
+    kind, *rest = words
+    if kind not in KINDS:
+        raise BuildsFileError(
+            f"{where}: unknown kind {kind!r}; a line starts with one of {', '.join(KINDS)}"
+        )
+    if not rest or rest[0].partition("=")[0] in OPTIONS[kind]:
+        raise BuildsFileError(f"{where}: `{kind}` needs what to install after it")
+    spec, options = rest[0], _options(rest[1:], kind, where)
+    if kind == "release":
+        if not _VERSION.match(spec):
+            raise BuildsFileError(f"{where}: {spec!r} is not a release version like 2.15.0")
+        args = (f"torch=={spec}",) + _index_args(options)
+        name = options.get("name", f"torch-{spec}")
+    elif kind == "nightly":
+        date = _date(spec, where)
+        series = options.get("series") or _next_series(newest_release, where)
+        if not re.fullmatch(r"\d+\.\d+", series):
+            raise BuildsFileError(f"{where}: series={series!r} must look like 2.16")
+        requirement = f"torch=={series}.0.dev{date:%Y%m%d}"
+        args = (requirement, "--pre", "--index-url", options.get("index", NIGHTLY_INDEX))
+        name = options.get("name", f"nightly-{date.isoformat()}")
+        options.setdefault("date", spec)
+    elif kind == "wheel":
+        if not spec.endswith(".whl"):
+            raise BuildsFileError(f"{where}: {spec!r} is not a wheel (a path or URL ending .whl)")
+        args = (spec,)
+        name = options.get("name") or _required(options, "name", kind, where)
+    else:
+        args = tuple(shlex.split(spec))
+        name = options.get("name") or _required(options, "name", kind, where)
+    if not _NAME.match(name):
+        raise BuildsFileError(f"{where}: name {name!r} must be letters, digits and ._+- only")
+    date = _date(_required(options, "date", kind, where), where)
+    return Build(name=name, date=date, kind=kind, spec=spec, pip_args=args, line=number)
+
+
+def _options(words: list[str], kind: str, where: str) -> dict[str, str]:
+    options = {}
+    for word in words:
+        key, sep, value = word.partition("=")
+        if not sep or not value:
+            raise BuildsFileError(f"{where}: {word!r} is not an option of the form key=value")
+        if key not in OPTIONS[kind]:
+            allowed = ", ".join(sorted(OPTIONS[kind]))
+            raise BuildsFileError(f"{where}: `{kind}` takes no option {key!r} (takes {allowed})")
+        options[key] = value
+    return options
+
+
+def _index_args(options: dict[str, str]) -> tuple[str, ...]:
+    return ("--index-url", options["index"]) if "index" in options else ()
+
+
+def _required(options: dict[str, str], key: str, kind: str, where: str) -> str:
+    if key not in options:
+        raise BuildsFileError(f"{where}: `{kind}` needs {key}=... on its line")
+    return options[key]
+
+
+def _date(text: str, where: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise BuildsFileError(f"{where}: {text!r} is not a date like 2026-11-05") from None
+
+
+def _next_series(newest_release: str | None, where: str) -> str:
+    if newest_release is None:
+        raise BuildsFileError(
+            f"{where}: a nightly needs series=2.X (no release above it to count from)"
+        )
+    major, minor = newest_release.split(".")[:2]
+    return f"{major}.{int(minor) + 1}"
+
+
+def _check_order(builds: list[Build], build: Build, where: str) -> None:
+    for earlier in builds:
+        if earlier.name == build.name:
+            raise BuildsFileError(
+                f"{where}: name {build.name!r} is already used on line {earlier.line}"
+            )
+    if builds and build.date < builds[-1].date:
+        raise BuildsFileError(
+            f"{where}: {build.name} ({build.date}) is older than {builds[-1].name} "
+            f"({builds[-1].date}) above it; list builds oldest first"
+        )

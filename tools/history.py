@@ -1,0 +1,138 @@
+"""The main job (`make history`): measure every build of the builds file not yet measured on
+this machine, publish the site, print the report.
+
+    python tools/history.py [--builds builds.txt] [--machine NAME] [--only NAME ...]
+
+Steps, each printed as it starts:
+  1. build the ledger (.asv/ledger) from the builds file (tools/ledger.py);
+  2. register this machine with asv (`asv machine --yes`) when it is not yet known;
+  3. for each build without results for this machine, in order: `asv run <commit>^!`, which
+     installs the build (tools/install_build.py) and runs the suite, showing its progress;
+     a build that fails to install gets one line saying why, and the next build goes on;
+  4. `asv publish` into html/;
+  5. the report (tools/report.py), also written to results/report.md.
+
+Interrupted, it resumes where it stopped: asv writes a build's results only once its run is
+complete, so the next call starts again from the first build without results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import builds as builds_file  # noqa: E402
+import ledger as ledger_repo  # noqa: E402
+import report  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    try:
+        builds = builds_file.read(args.builds)
+    except builds_file.BuildsFileError as exc:
+        print(f"writeback: {exc}", file=sys.stderr)
+        return 2
+    if args.only:
+        unknown = sorted(set(args.only) - {b.name for b in builds})
+        if unknown:
+            names = ", ".join(b.name for b in builds)
+            print(f"writeback: no build named {', '.join(unknown)} in {args.builds} "
+                  f"(it has: {names})", file=sys.stderr)  # fmt: skip
+            return 2
+
+    _step(f"1. ledger: {len(builds)} builds from {args.builds.name}")
+    entries = ledger_repo.build_ledger(builds, ledger_repo.DEFAULT_LEDGER)
+    machine = args.machine or os.environ.get("WRITEBACK_MACHINE") or platform.node()
+    _step(f"2. asv machine {machine!r}")
+    _ensure_machine(machine)
+
+    todo = [e for e in entries if not args.only or e.name in args.only]
+    measured = [e for e in todo if _has_results(machine, e.commit)]
+    pending = [e for e in todo if e not in measured]
+    for entry in measured:
+        print(f"   {entry.name}: already measured on {machine} (results kept)")
+    _step(f"3. run: {len(pending)} build(s) to measure on {machine}")
+    failed = []
+    for index, entry in enumerate(pending, start=1):
+        started = time.monotonic()
+        print(f"\n== build {index}/{len(pending)}: {entry.name} ({entry.build['date']}, "
+              f"pip install {' '.join(entry.build['pip_args'])}) ==", flush=True)  # fmt: skip
+        code = _asv("run", f"{entry.commit}^!", "--machine", machine, "--record-samples",
+                    "--skip-existing-commits", check=False)  # fmt: skip
+        status = _install_status(entry.commit)
+        minutes = (time.monotonic() - started) / 60
+        if status.get("installed") is False:
+            failed.append(entry.name)
+            print(f"writeback: build {entry.name} did not install: {status.get('error')} "
+                  f"- its benchmarks are recorded as failed; going on.", flush=True)  # fmt: skip
+        elif code not in (0, 2):  # asv exits 2 when some benchmark failed: results are saved
+            failed.append(entry.name)
+            print(f"writeback: asv run for {entry.name} exited {code}; see its output above.")
+        else:
+            print(f"== {entry.name} done in {minutes:.1f} min ==", flush=True)
+
+    _step("4. publish html/")
+    _asv("publish", check=True)
+    _step("5. report")
+    text = report.render(report.load(RESULTS, ledger_repo.DEFAULT_LEDGER))
+    (RESULTS / "report.md").write_text(text)
+    print(text)
+    print("The report is also in results/report.md. Browse the history with:\n"
+          "  .venv/bin/asv preview     (serves html/ at http://127.0.0.1:8080)")  # fmt: skip
+    if failed:
+        print(f"writeback: {len(failed)} build(s) had problems: {', '.join(failed)}")
+        return 1
+    return 0
+
+
+def _step(text: str) -> None:
+    print(f"\n[writeback] {text}", flush=True)
+
+
+def _asv(*args: str, check: bool) -> int:
+    command = [sys.executable, "-m", "asv", *args]
+    result = subprocess.run(command, cwd=ROOT)
+    if check and result.returncode != 0:
+        raise SystemExit(f"writeback: `asv {' '.join(args)}` failed (exit {result.returncode})")
+    return result.returncode
+
+
+def _ensure_machine(machine: str) -> None:
+    machine_file = Path(os.environ.get("ASV_MACHINE_FILE", Path.home() / ".asv-machine.json"))
+    known = json.loads(machine_file.read_text()) if machine_file.is_file() else {}
+    if machine not in known:
+        _asv("machine", "--yes", "--machine", machine, check=True)
+
+
+def _has_results(machine: str, commit: str) -> bool:
+    return any((RESULTS / machine).glob(f"{commit[:8]}-*.json"))
+
+
+def _install_status(commit: str) -> dict:
+    path = RESULTS / "builds" / f"{commit}.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--builds", type=Path, default=ROOT / "builds.txt",
+                        help="the builds file (default builds.txt)")  # fmt: skip
+    parser.add_argument("--machine", help="asv machine name (default: this host's name)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="measure only these builds")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

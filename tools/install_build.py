@@ -1,0 +1,112 @@
+"""Install one ledger commit's torch build into the asv environment running this script.
+
+asv runs it as the install command (asv.conf.json) with the environment's own python:
+
+    python tools/install_build.py --build-dir {build_dir} --results {conf_dir}/results
+
+It pip-installs the build that the checked-out `build.json` names, imports it in a fresh
+process to read what was really installed (`torch.__version__`, `torch.version.git_version`),
+and records that identity in `results/builds/<ledger commit>.json`, beside asv's results.
+A build that does not install or import is recorded there too, with pip's last error line,
+and the script exits non-zero: asv then marks that commit's benchmarks failed and goes on.
+
+pip runs with PIP_CONSTRAINT=/dev/null: a build's pin is exact, and a machine-wide
+constraint file (such as one capping torch) would only make the pin fail.
+Standard library only: it runs in the benchmark environment, which holds nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+IDENTITY_SCRIPT = (
+    "import json, torch; print(json.dumps({'torch_version': str(torch.__version__), "
+    "'torch_git_version': str(getattr(torch.version, 'git_version', 'unknown')), "
+    "'cuda': torch.version.cuda}))"
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build-dir", type=Path, required=True)
+    parser.add_argument("--results", type=Path, required=True)
+    args = parser.parse_args(argv)
+
+    build = json.loads((args.build_dir / "build.json").read_text())
+    commit = os.environ.get("ASV_COMMIT") or _head(args.build_dir)
+    record = {
+        **build,
+        "ledger_commit": commit,
+        "host": platform.node(),
+        "python": sys.executable,
+        "attempted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    print(f"writeback: installing {build['name']}: pip install {' '.join(build['pip_args'])}")
+    error = _pip_install(build["pip_args"]) or None
+    identity = None if error else _identity()
+    if isinstance(identity, str):
+        error, identity = identity, None
+    if identity and build["kind"] == "release":
+        installed = identity["torch_version"].split("+")[0]
+        if installed != build["spec"]:
+            error = f"asked for torch {build['spec']}, but {identity['torch_version']} is installed"
+    record.update(identity or {})
+    record.update(installed=error is None, error=error)
+    _save(args.results / "builds" / f"{commit}.json", record)
+    if error:
+        print(f"writeback: build {build['name']} did not install: {error}", file=sys.stderr)
+        return 1
+    print(
+        f"writeback: {build['name']} is torch {identity['torch_version']} "
+        f"(commit {identity['torch_git_version']})"
+    )
+    return 0
+
+
+def _pip_install(pip_args: list[str]) -> str:
+    """Run pip; return '' on success, else the last line pip printed as an error."""
+    env = {**os.environ, "PIP_CONSTRAINT": "/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--progress-bar", "off", *pip_args],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if result.returncode == 0:
+        return ""
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("ERROR")] or lines or ["(no output)"]
+    return f"pip exited {result.returncode}: {errors[-1]}"
+
+
+def _identity() -> dict | str:
+    result = subprocess.run([sys.executable, "-c", IDENTITY_SCRIPT], capture_output=True, text=True)
+    if result.returncode != 0:
+        lines = [line for line in result.stderr.splitlines() if line.strip()] or ["(no output)"]
+        return f"installed, but `import torch` fails: {lines[-1].strip()}"
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _head(build_dir: Path) -> str:
+    result = subprocess.run(
+        ["git", "-C", str(build_dir), "rev-parse", "HEAD"], capture_output=True, text=True
+    )
+    return result.stdout.strip() or "unknown"
+
+
+def _save(path: Path, record: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,269 @@
+"""Print the history as Markdown: per build the write-up's two tables, then one correctness
+matrix over all builds.
+
+    python tools/report.py [--results results] [--ledger .asv/ledger] [--machine NAME]
+
+Numbers come from asv's result files (read with asv's own API); the coordinates a wrong
+result is wrong in, and the reason for a skip or a failure, come from the probe record kept
+beside them (results/generated/<build>/<isa>/<scenario>/probe.json). The torch identity of
+each build comes from results/builds/<ledger commit>.json, written when it was installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+
+from asv.results import iter_results_for_machine
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import ledger as ledger_repo  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIO = "snapshot_swap"
+CORRECTNESS = f"{SCENARIO}.Correctness"
+COST = f"{SCENARIO}.Cost"
+MIB = 1024 * 1024
+
+
+@dataclass
+class BuildResult:
+    """What one machine measured for one ledger build."""
+
+    name: str
+    commit: str
+    machine: str
+    identity: dict
+    values: dict[str, dict[tuple, object]] = field(default_factory=dict)
+    stats: dict[str, dict[tuple, dict | None]] = field(default_factory=dict)
+    probe: dict[tuple, dict] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        version = self.identity.get("torch_version", "?")
+        return f"{self.name} (torch {version})"
+
+
+def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[BuildResult]:
+    """Every (machine, build) with results, in ledger order."""
+    entries = ledger_repo.read_ledger(ledger)
+    machines = [machine] if machine else _machines(results_dir)
+    loaded = []
+    for name in machines:
+        by_commit = {r.commit_hash: r for r in iter_results_for_machine(str(results_dir), name)}
+        for entry in entries:
+            result = by_commit.get(entry.commit)
+            if result is None:
+                continue
+            build = BuildResult(entry.name, entry.commit, name, _identity(results_dir, entry))
+            for key in result.get_all_result_keys():
+                params = result.get_result_params(key)
+                combos = _combos(params)
+                values = result.get_result_value(key, params)
+                stats = result.get_result_stats(key, params)
+                build.values[key] = dict(zip(combos, values))
+                build.stats[key] = dict(zip(combos, stats))
+            build.probe = _probe_rows(results_dir, build.identity)
+            loaded.append(build)
+    return loaded
+
+
+def render(builds: list[BuildResult]) -> str:
+    if not builds:
+        return "No results yet: run `make history` (or `asv run`) first."
+    parts = ["# writeback history", ""]
+    for build in builds:
+        parts += [f"## {build.label} on {build.machine}", "", _identity_line(build), ""]
+        parts += [values_table(build), "", cost_table(build), "", ratio_lines(build), ""]
+    parts += ["## Correctness over all builds", "", matrix(builds)]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def values_table(build: BuildResult) -> str:
+    wrong = build.values.get(f"{CORRECTNESS}.track_wrong_elements", {})
+    sizes = sorted({combo[2] for combo in wrong})
+    lines = [
+        "| control | backend | " + " | ".join(f"N={n:,}" for n in sizes) + " |",
+        "|---|---|" + "---|" * len(sizes),
+    ]
+    for control, backend in dict.fromkeys((c, b) for c, b, _ in wrong):
+        cells = [verdict(build, control, backend, n) for n in sizes]
+        lines.append(f"| {control} | {backend} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def cost_table(build: BuildResult) -> str:
+    lines = [
+        "| correct control | N | runtime scratch | full-length loops | entrypoint calls "
+        "| median warm call (IQR) |",
+        "|---|---|---|---|---|---|",
+    ]
+    time = build.values.get(f"{COST}.time_warm_call", {})
+    for (control, n), seconds in time.items():
+        if not _number(seconds):
+            continue
+        scratch = build.values[f"{COST}.track_scratch_bytes"].get((control, n))
+        loops = build.values[f"{COST}.track_full_length_loops"].get((control, n))
+        calls = build.values[f"{COST}.track_entrypoint_calls"].get((control, n))
+        lines.append(
+            f"| {control} | {n:,} | {_bytes(scratch)} | {_int(loops)} | {_int(calls)} "
+            f"| {seconds * 1e3:.4f} ms{_iqr(build.stats[f'{COST}.time_warm_call'][(control, n)])} |"
+        )
+    if len(lines) == 2:
+        lines.append("| (no control was correct and timed) | | | | | |")
+    return "\n".join(lines)
+
+
+def ratio_lines(build: BuildResult) -> str:
+    time = build.values.get(f"{COST}.time_warm_call", {})
+    lines = []
+    for n in sorted({n for _, n in time}):
+        timed = sorted(((c, t) for (c, m), t in time.items() if m == n and _number(t)),
+                       key=lambda item: item[1])  # fmt: skip
+        for (fast, t_fast), (slow, t_slow) in combinations(timed, 2):
+            lines.append(
+                f"- N={n:,}: {fast} / {slow} = {t_fast / t_slow:.3f} "
+                f"({(1 - t_fast / t_slow) * 100:.1f}% lower median latency, same run)"
+            )
+    return "\n".join(lines) or "- fewer than two correct controls were timed"
+
+
+def matrix(builds: list[BuildResult]) -> str:
+    """control x backend x n -> verdict per build; `changed` marks a change from the build
+    to its left on the same machine."""
+    keys = []
+    for build in builds:
+        for combo in build.values.get(f"{CORRECTNESS}.track_wrong_elements", {}):
+            if combo not in keys:
+                keys.append(combo)
+    header = "| control | backend | N | " + " | ".join(
+        f"{b.name}" + (f" ({b.machine})" if len({x.machine for x in builds}) > 1 else "")
+        for b in builds
+    )
+    lines = [header + " |", "|---|---|---|" + "---|" * len(builds)]
+    for control, backend, n in keys:
+        cells, previous = [], None
+        for build in builds:
+            cell = verdict(build, control, backend, n)
+            changed = previous is not None and previous[0] == build.machine and previous[1] != cell
+            cells.append(f"**{cell}** (changed)" if changed else cell)
+            previous = (build.machine, cell)
+        lines.append(f"| {control} | {backend} | {n:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def verdict(build: BuildResult, control: str, backend: str, n: int) -> str:
+    """`exact`, `wrong: 9 (ret_b 3, in_b 3, view_b 3)`, `skipped: why` or `failed: why`."""
+    combo = (control, backend, n)
+    wrong = build.values.get(f"{CORRECTNESS}.track_wrong_elements", {}).get(combo)
+    moved = build.values.get(f"{CORRECTNESS}.track_moved_storages", {}).get(combo)
+    row = build.probe.get(combo, {})
+    if wrong is None:
+        why = row.get("error") or ("not installed" if not build.identity.get("installed", True)
+                                   else "see asv run --show-stderr")  # fmt: skip
+        return f"failed: {why}"
+    if isinstance(wrong, float) and math.isnan(wrong):
+        return f"skipped: {row.get('skipped') or 'n/a'}"
+    if wrong == 0 and not moved:
+        return "exact"
+    detail = row.get("wrong_elements") or {}
+    named = sorted((k for k in detail if k != "total" and detail[k]), key=_coordinate_order)
+    coords = ", ".join(f"{k} {detail[k]}" for k in named)
+    moved_text = f"; {int(moved)} storage moved" if moved else ""
+    return f"wrong: {int(wrong)}" + (f" ({coords})" if coords else "") + moved_text
+
+
+def _coordinate_order(coordinate: str) -> tuple[int, str]:
+    """The contract's order: returns, then inputs, then views (probe.json sorts its keys)."""
+    kind, _, name = coordinate.partition("_")
+    return (["ret", "in", "view"].index(kind) if kind in ("ret", "in", "view") else 3, name)
+
+
+def _identity(results_dir: Path, entry) -> dict:
+    path = results_dir / "builds" / f"{entry.commit}.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _identity_line(build: BuildResult) -> str:
+    ident = build.identity
+    if not ident:
+        return f"ledger commit {build.commit[:8]}; no install record in results/builds/"
+    return (
+        f"ledger commit {build.commit[:8]}; installed `{' '.join(ident.get('pip_args', []))}` -> "
+        f"torch {ident.get('torch_version', '?')}, upstream commit "
+        f"{ident.get('torch_git_version', '?')}"
+    )
+
+
+def _probe_rows(results_dir: Path, identity: dict) -> dict[tuple, dict]:
+    if "torch_version" not in identity:
+        return {}
+    key = f"torch-{identity['torch_version']}-{identity['torch_git_version'][:8]}"
+    rows = {}
+    for path in sorted((results_dir / "generated" / key).glob(f"*/{SCENARIO}/probe.json")):
+        for row in json.loads(path.read_text())["rows"]:
+            rows[(row["control"], row["backend"], row["n"])] = row
+    return rows
+
+
+def _machines(results_dir: Path) -> list[str]:
+    return sorted(p.parent.name for p in results_dir.glob("*/machine.json"))
+
+
+def _combos(params):
+    combos = [()]
+    for values in params or []:
+        combos = [c + (_literal(v),) for c in combos for v in values]
+    return combos
+
+
+def _literal(text: str):
+    text = text.strip()
+    if text[:1] in "'\"":
+        return text[1:-1]
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not math.isnan(value)
+
+
+def _bytes(value) -> str:
+    if not _number(value):
+        return "n/a"
+    value = int(value)
+    return f"{value:,} B ({value / MIB:g} MiB)" if value >= MIB else f"{value:,} B"
+
+
+def _int(value) -> str:
+    return str(int(value)) if _number(value) else "n/a"
+
+
+def _iqr(stats: dict | None) -> str:
+    if not stats or "q_25" not in stats:
+        return ""
+    low, high = stats["q_25"] * 1e3, stats["q_75"] * 1e3
+    return f" ({low:.4f}-{high:.4f}, {stats.get('repeat', '?')} samples)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", type=Path, default=ROOT / "results")
+    parser.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)
+    parser.add_argument("--machine", help="only this asv machine (default: every machine)")
+    args = parser.parse_args(argv)
+    print(render(load(args.results, args.ledger, args.machine)), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
