@@ -9,7 +9,7 @@ Steps, each printed as it starts:
   3. for each build without results for this machine, in order: `asv run <commit>^!`, which
      installs the build (tools/install_build.py) and runs the suite, showing its progress;
      a build that fails to install gets one line saying why, and the next build goes on;
-  4. `asv publish` into html/;
+  4. `asv publish` into html/, then serve its scripts from html/vendor/ (offline_site.py);
   5. the report (tools/report.py), also written to results/report.md.
 
 Interrupted, it resumes where it stopped: asv writes a build's results only once its run is
@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import builds as builds_file  # noqa: E402
 import ledger as ledger_repo  # noqa: E402
+import offline_site  # noqa: E402
 import report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,8 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"== {entry.name} done in {minutes:.1f} min ==", flush=True)
 
-    _step("4. publish html/")
+    _step("4. publish html/ (asv publish), self-contained (tools/offline_site.py)")
     _asv("publish", check=True)
+    if offline_site.main(["--html", str(ROOT / "html")]) != 0:
+        failed.append("html/ (see above)")
     _step("5. report")
     text = report.render(report.load(RESULTS, ledger_repo.DEFAULT_LEDGER))
     (RESULTS / "report.md").write_text(text)

@@ -1,0 +1,86 @@
+"""The report on results recorded by `make history` on this project's machine
+(tests/fixtures/history: asv's result files, the install records and the probe records of
+torch 2.13.0, 2.14.1 and 2.15.0)."""
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import builds  # noqa: E402
+import ledger  # noqa: E402
+import report  # noqa: E402
+
+RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
+
+
+@pytest.fixture(scope="module")
+def text(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ledger") / "ledger"
+    ledger.build_ledger(builds.read(ROOT / "builds.txt"), path)
+    loaded = report.load(RECORDED, path)
+    assert [b.name for b in loaded] == ["torch-2.13.0", "torch-2.14.1", "torch-2.15.0"]
+    return report.render(loaded)
+
+
+def _section(text, heading):
+    return text.split(heading, 1)[1].split("\n## ", 1)[0]
+
+
+def test_each_build_has_its_identity_and_two_tables(text):
+    section = _section(text, "## torch-2.15.0 (torch 2.15.0+cu132) on vm")
+    assert "upstream commit d0f2af8b66b20da4baa50644c0cd3f887a2eae2e" in section
+    assert "| foreach_clones | inductor | wrong: 9 (ret_b 3, in_b 3, view_b 3) |" in section
+    assert "| explicit_copies | inductor | exact | exact |" in section
+    assert "| explicit_copies | 1,048,576 | 4,194,304 B (4 MiB) | 3 | 1 |" in section
+    assert "| stack_buffer | 1,048,576 | 8,388,608 B (8 MiB) | 4 | 1 |" in section
+    assert "- N=1,048,576: explicit_copies / stack_buffer = " in section
+
+
+def test_a_build_with_one_correct_control_says_so(text):
+    section = _section(text, "## torch-2.14.1 (torch 2.14.1+cu130) on vm")
+    assert "| explicit_copies | inductor | wrong: 9 (ret_a 3, in_a 3, view_a 3) |" in section
+    assert "fewer than two correct controls were timed" in section
+
+
+def test_the_matrix_marks_where_a_verdict_changes(text):
+    matrix = text.split("## Correctness over all builds", 1)[1]
+    row = next(
+        line
+        for line in matrix.splitlines()
+        if line.startswith("| explicit_copies | inductor | 3 |")
+    )
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[3:] == [
+        "wrong: 9 (ret_a 3, in_a 3, view_a 3)",
+        "wrong: 9 (ret_a 3, in_a 3, view_a 3)",
+        "**exact** (changed)",
+    ]
+    unchanged = next(
+        line for line in matrix.splitlines() if line.startswith("| stack_buffer | inductor | 3 |")
+    )
+    assert "changed" not in unchanged
+
+
+def test_skips_and_failures_carry_their_reasons():
+    build = report.BuildResult("b", "0" * 40, "m", {"installed": True})
+    name = f"{report.CORRECTNESS}.track_wrong_elements"
+    build.values[name] = {("x", "inductor", 3): math.nan, ("y", "inductor", 3): None}
+    build.probe = {
+        ("x", "inductor", 3): {"skipped": "torch 2.0.1 has no torch._foreach_copy_"},
+        ("y", "inductor", 3): {"error": "InvalidCxxCompiler: no working C++ compiler"},
+    }
+    assert report.verdict(build, "x", "inductor", 3) == (
+        "skipped: torch 2.0.1 has no torch._foreach_copy_"
+    )
+    assert report.verdict(build, "y", "inductor", 3) == (
+        "failed: InvalidCxxCompiler: no working C++ compiler"
+    )
+
+
+def test_no_results_is_said_plainly():
+    assert "No results yet" in report.render([])
