@@ -1,0 +1,94 @@
+"""The published site, as a person sees it: headless Chromium with no network.
+
+A site is published from the results recorded by `make history` (tests/fixtures/history),
+made self-contained by tools/offline_site.py, served on 127.0.0.1 and opened in Chromium,
+which cannot resolve any other host. Two broken sites show that the check can fail: one
+left with asv's CDN links, one whose scratch results are missing. Screenshots of a failing
+page are kept in test-artifacts/.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from site_browser import BENCHMARKS, Browser, Server, site_problems
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import builds  # noqa: E402
+import ledger  # noqa: E402
+import offline_site  # noqa: E402
+
+RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
+ARTIFACTS = ROOT / "test-artifacts"
+pytestmark = pytest.mark.slow
+
+
+def publish(tmp: Path, results: Path, self_contained: bool) -> Path:
+    """`asv publish` of `results` (over the default ledger) into tmp/html."""
+    ledger.build_ledger(builds.read(ROOT / "builds.txt"), tmp / "ledger")
+    conf = json.loads((ROOT / "asv.conf.json").read_text())
+    conf.update(
+        repo=str(tmp / "ledger"),
+        benchmark_dir=str(ROOT / "benchmarks"),
+        results_dir=str(results),
+        html_dir=str(tmp / "html"),
+        env_dir=str(tmp / "env"),
+    )
+    (tmp / "asv.conf.json").write_text(json.dumps(conf))
+    published = subprocess.run(
+        [sys.executable, "-m", "asv", "publish", "--config", str(tmp / "asv.conf.json")],
+        cwd=tmp, capture_output=True, text=True,
+    )  # fmt: skip
+    assert published.returncode == 0, published.stdout + published.stderr
+    if self_contained:
+        modules = offline_site.install_assets()
+        assert modules is not None, "npm is needed to make the site self-contained"
+        assert offline_site.vendor(tmp / "html", modules) == len(offline_site.CDN_FILES)
+    return tmp / "html"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    opened = Browser()
+    yield opened
+    opened.close()
+
+
+def _check(browser, html: Path, name: str) -> list[str]:
+    server = Server(html)
+    try:
+        return site_problems(browser, server.url, ARTIFACTS / name)
+    finally:
+        server.close()
+
+
+def test_the_site_works_offline(browser, tmp_path):
+    html = publish(tmp_path, RECORDED, self_contained=True)
+    index = json.loads((html / "index.json").read_text())
+    assert {name: index["benchmarks"][name]["unit"] for name in BENCHMARKS} == BENCHMARKS
+    assert "https://cdn" not in (html / "index.html").read_text()
+    assert _check(browser, html, "offline") == []
+
+
+def test_the_check_fails_for_asvs_cdn_links_without_network(browser, tmp_path):
+    html = publish(tmp_path, RECORDED, self_contained=False)
+    problems = _check(browser, html, "cdn")
+    assert "the page says its external JavaScript dependencies failed to load" in problems
+    assert (ARTIFACTS / "cdn" / "summarylist.png").stat().st_size > 0
+
+
+def test_the_check_fails_when_scratch_results_are_missing(browser, tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(RECORDED, results)
+    for path in (results / "vm").glob("*-*.json"):
+        data = json.loads(path.read_text())
+        data["results"].pop("snapshot_swap.Cost.track_scratch_bytes")
+        path.write_text(json.dumps(data))
+    html = publish(tmp_path, results, self_contained=True)
+    problems = _check(browser, html, "missing")
+    assert problems and all("scratch" in p for p in problems), problems
