@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from site_browser import BENCHMARKS, Browser, Server, site_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -22,6 +21,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import builds  # noqa: E402
 import ledger  # noqa: E402
 import offline_site  # noqa: E402
+from site_browser import BENCHMARKS, Browser, Server, site_problems  # noqa: E402
 
 RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
 ARTIFACTS = ROOT / "test-artifacts"

@@ -9,7 +9,8 @@ Steps, each printed as it starts:
   3. for each build without results for this machine, in order: `asv run <commit>^!`, which
      installs the build (tools/install_build.py) and runs the suite, showing its progress;
      a build that fails to install gets one line saying why, and the next build goes on;
-  4. `asv publish` into html/, then serve its scripts from html/vendor/ (offline_site.py);
+  4. `asv publish` into html/, then serve its scripts from html/vendor/ (offline_site.py),
+     and look at it in headless Chromium without network when Chromium is installed;
   5. the report (tools/report.py), also written to results/report.md.
 
 Interrupted, it resumes where it stopped: asv writes a build's results only once its run is
@@ -22,6 +23,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import time
@@ -33,6 +35,7 @@ import builds as builds_file  # noqa: E402
 import ledger as ledger_repo  # noqa: E402
 import offline_site  # noqa: E402
 import report  # noqa: E402
+import site_browser  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
@@ -88,6 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     _asv("publish", check=True)
     if offline_site.main(["--html", str(ROOT / "html")]) != 0:
         failed.append("html/ (see above)")
+    if shutil.which("chromium"):
+        _step("4b. check the site as a person sees it (headless Chromium, no network)")
+        if site_browser.main(["--html", str(ROOT / "html")]) != 0:
+            failed.append("html/ (see above)")
+    else:
+        print("   (install Debian's chromium to have the site checked in a browser here)")
     _step("5. report")
     text = report.render(report.load(RESULTS, ledger_repo.DEFAULT_LEDGER))
     (RESULTS / "report.md").write_text(text)

@@ -1,5 +1,7 @@
 """Look at a published asv site the way a person does: in headless Chromium, with no network.
 
+    python tools/site_browser.py [--html html]     (`make history` runs it when Chromium exists)
+
 `Browser` drives Debian's Chromium over the DevTools protocol (websocket-client). Every
 host but 127.0.0.1 is unresolvable (`--host-resolver-rules`), so a page that still loads
 scripts from a CDN fails here exactly as it fails on an offline machine. `site_problems`
@@ -176,3 +178,31 @@ def site_problems(browser: Browser, url: str, screenshots: Path) -> list[str]:
     if problems:
         browser.screenshot(screenshots / "scratch_graph.png")
     return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--html", type=Path, default=root / "html")
+    parser.add_argument("--screenshots", type=Path, default=root / "test-artifacts" / "site")
+    args = parser.parse_args(argv)
+    server, browser = Server(args.html), Browser()
+    try:
+        problems = site_problems(browser, server.url, args.screenshots)
+    finally:
+        browser.close()
+        server.close()
+    for problem in problems:
+        print(
+            f"writeback: site check: {problem} (screenshot in {args.screenshots})", file=sys.stderr
+        )
+    if not problems:
+        print("site check: Chromium, offline, shows every benchmark and the scratch graph in bytes")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
