@@ -45,6 +45,13 @@ def _verdict(row: dict) -> Verdict:
     return Verdict(wrong=wrong, moved=list(row["moved"]))
 
 
+def _require_instructions(record, control, n):
+    """`track_instructions`' own setup: a skip, with the reason, where none were counted."""
+    row = find_row(record, control, COST_BACKEND, n)
+    if row["scratch_bytes"] is not None and row["instructions"] is None:
+        raise Unsupported(f"instructions not counted: {row['instructions_note']}")
+
+
 _SCENARIOS: dict[str, Scenario] = {}
 """Every scenario with asv classes, by name: the record names its scenario, this finds it."""
 
@@ -173,3 +180,16 @@ class Cost(_ScenarioBenchmarks):
         return self.row["entrypoint_calls"]
 
     track_entrypoint_calls.unit = "calls"
+
+    def track_time_over_floor(self, record, control, n):
+        """Warm call time over the floor's (a copy of 2n FP32 elements), interleaved samples."""
+        return self.row["time_over_floor"]
+
+    track_time_over_floor.unit = "x floor"
+
+    def track_instructions(self, record, control, n):
+        """Instructions per warm call of the compiled graph (callgrind)."""
+        return self.row["instructions"]
+
+    track_instructions.unit = "instructions"
+    track_instructions.setup = _require_instructions

@@ -50,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         measure_gated=False,
         artifacts_root=args.output,
         timing=(args.warmup, args.samples),
+        count_instructions=not args.no_instructions,
     )
     rows = json_rows(record)
     print(render(record, rows, sizes))
@@ -72,7 +73,8 @@ def json_rows(record: dict) -> list[dict]:
     keys = (
         "control", "backend", "n", "wrong_elements", "storages_moved", "gated",
         "scratch_bytes", "scratch_bytes_static", "full_length_loops", "entrypoint_calls",
-        "median_s", "samples_s", "skipped", "error", "code_dir",
+        "median_s", "samples_s", "instructions", "time_over_floor", "floor_ratio_samples",
+        "skipped", "error", "code_dir",
     )  # fmt: skip
     ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
     return [
@@ -103,18 +105,19 @@ def values_table(rows: list[dict], sizes: tuple[int, ...]) -> str:
 def cost_table(rows: list[dict]) -> str:
     lines = [
         "| correct control | N | runtime scratch | scratch in wrapper | full-length loops "
-        "| entrypoint calls | median warm call | samples |",
-        "|---|---|---|---|---|---|---|---|",
+        "| entrypoint calls | median warm call | samples | time over floor | instructions |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in _costed(rows):
         lines.append(
             f"| {row['control']} | {row['n']:,} | {_bytes(row['scratch_bytes'])} | "
             f"{_bytes(row['scratch_bytes_static'])}{_mismatch(row)} | {row['full_length_loops']} "
             f"| {row['entrypoint_calls']} | {row['median_s'] * 1e3:.6f} ms "
-            f"| {len(row['samples_s'])} |"
+            f"| {len(row['samples_s'])} | {_times(row['time_over_floor'])} "
+            f"| {_count(row['instructions'], row.get('instructions_note'))} |"
         )
     if len(lines) == 2:
-        lines.append("| (no control was correct under Inductor) | | | | | | | |")
+        lines.append("| (no control was correct under Inductor) | | | | | | | | | |")
     return "Correctness has a measurable cost (Inductor)\n\n" + "\n".join(lines)
 
 
@@ -169,6 +172,14 @@ def _bytes(value: int | None) -> str:
     return f"{value:,} B ({value / MIB:g} MiB)" if value >= MIB else f"{value:,} B"
 
 
+def _times(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f} x"
+
+
+def _count(value: int | None, note: str | None) -> str:
+    return f"{value:,}" if value is not None else f"n/a ({note})" if note else "n/a"
+
+
 def _mismatch(row: dict) -> str:
     if row["scratch_bytes_static"] is None or row["scratch_bytes"] != row["scratch_bytes_static"]:
         return " (DISAGREES with the profiler)"
@@ -190,6 +201,11 @@ def _parse(argv):
                         help="stop unless this torch version is installed")  # fmt: skip
     parser.add_argument("--warmup", type=int, default=2, help="untimed warm calls (default 2)")
     parser.add_argument("--samples", type=int, default=20, help="timed calls (default 20)")
+    parser.add_argument(
+        "--no-instructions",
+        action="store_true",
+        help="skip counting instructions under callgrind (saves 1-2 minutes)",
+    )
     return parser.parse_args(argv)
 
 

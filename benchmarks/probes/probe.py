@@ -10,7 +10,9 @@ standalone check decide what that means for them.
 from __future__ import annotations
 
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -27,9 +29,10 @@ from ..compat import (
 )
 from ..contract import Verdict, check
 from ..scenario import BACKENDS, COST_BACKEND, Control, Scenario
+from . import instructions
 from .compiled import build, compile_and_capture
 from .generated_code import full_length_loops, static_scratch
-from .runtime import profile_warm_call, warm_call_samples
+from .runtime import profile_warm_call, time_over_floor, warm_call_samples
 
 
 def probe_scenario(
@@ -41,6 +44,7 @@ def probe_scenario(
     measure_gated: bool = True,
     artifacts_root: Path | None = None,
     timing: tuple[int, int] | None = None,
+    count_instructions: bool = True,
 ) -> dict:
     """Probe every (control, backend, n) and return the record (JSON-ready, picklable).
 
@@ -49,7 +53,9 @@ def probe_scenario(
     bisectable; the standalone check, like the write-up, stops it at the gate). Its cost is
     never measured. The eager reference runs at every size either way.
     `timing`: (warmup calls, samples) to time each correct Inductor compile in this process
-    (the standalone check; asv times with its own timer).
+    (the standalone check; asv times with its own timer). `count_instructions`: count the
+    instructions of each correct Inductor compile under callgrind (one valgrind process for
+    all of them, about a minute and a half; needs the code kept under `artifacts_root`).
     """
     sizes = tuple(sizes or scenario.sizes)
     sizes = (scenario.gate_size,) + tuple(n for n in sizes if n != scenario.gate_size)
@@ -62,19 +68,51 @@ def probe_scenario(
         "rows": [],
     }
     total = len(chosen) * len(sizes) * len(backends)
-    for control in chosen:
-        rows = _probe_control(
-            scenario, control, sizes, backends, measure_gated, artifacts_root, timing
-        )
-        for row in rows:
-            record["rows"].append(row)
-            _progress(scenario, row, len(record["rows"]), total)
+    with tempfile.TemporaryDirectory(prefix="writeback-code-") as scratch_root:
+        # callgrind loads the kept code; without a place to keep it, keep it for this run
+        root = artifacts_root or (Path(scratch_root) if count_instructions else None)
+        for control in chosen:
+            rows = _probe_control(scenario, control, sizes, backends, measure_gated, root, timing)
+            for row in rows:
+                record["rows"].append(row)
+                _progress(scenario, row, len(record["rows"]), total)
+        if count_instructions:
+            _count_instructions(record["rows"])
+        if artifacts_root is None:
+            for row in record["rows"]:
+                row["code_dir"] = None
     if artifacts_root is not None:
         folder = artifacts.scenario_dir(
             artifacts_root, record["build"], record["isa"], scenario.name
         )
         artifacts.save_json(folder / "probe.json", record)
     return record
+
+
+def _count_instructions(rows: list[dict]) -> None:
+    costed = [r for r in rows if r["code_dir"] and r["scratch_bytes"] is not None]
+    problem = instructions.valgrind_problem()
+    if not problem and costed:
+        cases = [
+            {"key": str(i), "wrapper": str(Path(r["code_dir"]) / "wrapper.py"), "n": r["n"]}
+            for i, r in enumerate(costed)
+        ]
+        print(
+            f"[writeback] counting instructions of {len(cases)} compiled controls under "
+            "callgrind (one valgrind process, about 1-2 minutes)",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            counts = instructions.count(cases)
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            problem = str(exc)
+        else:
+            for case, row in zip(cases, costed):
+                row["instructions"] = counts[case["key"]]
+    if problem:
+        for row in costed:
+            row["instructions_note"] = problem
 
 
 def find_row(record: dict, control: str, backend: str, n: int) -> dict:
@@ -144,6 +182,7 @@ def _probe_inductor(row, scenario, control, n, with_cost: bool, root, timing) ->
     else:
         row["scratch_static_note"] = "; ".join(s.reason for s in statics if s.reason)
     row["full_length_loops"] = sum(full_length_loops(wrapper, n) for wrapper in wrappers)
+    row.update(time_over_floor(compiled, _inputs_for_timing(scenario, n), n))
     if timing:
         warmup, samples = timing
         row["samples_s"] = warm_call_samples(
@@ -192,6 +231,10 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "entrypoint_event": None,
         "median_s": None,
         "samples_s": None,
+        "time_over_floor": None,
+        "floor_ratio_samples": None,
+        "instructions": None,
+        "instructions_note": "",
         "code_dir": None,
         "seconds": None,
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 
 import torch
@@ -56,3 +57,58 @@ def warm_call_samples(fn, next_inputs, warmup: int, samples: int) -> list[float]
             fn(*inputs)
             timings.append(time.perf_counter() - start)
     return timings
+
+
+FLOOR_ROUNDS = 41
+BLOCK_SECONDS = 0.002
+
+
+def floor_reference(n: int):
+    """The least data movement any correct swap of two n-element FP32 tensors needs - read
+    2n elements, write 2n, no scratch - as one contiguous copy of 2n elements into a
+    preallocated buffer (ATen's copy kernel, one thread)."""
+    source = torch.arange(2 * n, dtype=torch.float32)
+    target = torch.empty_like(source)
+    return lambda: target.copy_(source)
+
+
+def time_over_floor(fn, next_inputs, n: int, rounds: int = FLOOR_ROUNDS) -> dict:
+    """Warm-call time of `fn` as a multiple of the floor's, measured side by side.
+
+    Each round times a block of control calls, then a block of floor calls of about the
+    same length (>= 2 ms each); the ratio of the two is one sample, so drift between rounds
+    cancels. Returns the median ratio and every sample.
+    """
+    floor = floor_reference(n)
+    with torch.no_grad():
+        control_call = warm_call_samples(fn, next_inputs, warmup=3, samples=5)
+        floor_call = _block_seconds(floor, 1) or 1e-9
+        control_reps = max(1, round(BLOCK_SECONDS / max(min(control_call), 1e-9)))
+        floor_reps = max(1, round(BLOCK_SECONDS / floor_call))
+        ratios, control_times, floor_times = [], [], []
+        for _ in range(rounds):
+            inputs = next_inputs()
+            start = time.perf_counter()
+            for _ in range(control_reps):
+                fn(*inputs)
+            control = (time.perf_counter() - start) / control_reps
+            floor_time = _block_seconds(floor, floor_reps)
+            ratios.append(control / floor_time)
+            control_times.append(control)
+            floor_times.append(floor_time)
+    ratios_sorted = sorted(ratios)
+    return {
+        "time_over_floor": statistics.median(ratios),
+        "floor_ratio_samples": ratios,
+        "floor_ratio_iqr": [ratios_sorted[len(ratios) // 4], ratios_sorted[(3 * len(ratios)) // 4]],
+        "floor_median_s": statistics.median(floor_times),
+        "floor_rounds": rounds,
+        "floor_calls_per_round": [control_reps, floor_reps],
+    }
+
+
+def _block_seconds(call, reps: int) -> float:
+    start = time.perf_counter()
+    for _ in range(reps):
+        call()
+    return (time.perf_counter() - start) / reps
