@@ -13,6 +13,7 @@ The classes here are abstract (no `setup_cache`), so asv does not collect them o
 from __future__ import annotations
 
 import abc
+import os
 
 from .artifacts import root as artifacts_root
 from .compat import Unsupported, set_single_thread
@@ -23,8 +24,19 @@ from .scenario import BACKENDS, COST_BACKEND, Scenario
 
 
 def probe_for_asv(scenario: Scenario) -> dict:
+    """The record for one build: `$WRITEBACK_INSTRUCTIONS=0` skips the callgrind count."""
     set_single_thread()
-    return probe_scenario(scenario, sizes=scenario.chosen_sizes(), artifacts_root=artifacts_root())
+    count = os.environ.get("WRITEBACK_INSTRUCTIONS", "1") != "0"
+    record = probe_scenario(
+        scenario,
+        sizes=scenario.chosen_sizes(),
+        artifacts_root=artifacts_root(),
+        count_instructions=count,
+    )
+    if not count:
+        for row in record["rows"]:
+            row["instructions_note"] = "not counted: WRITEBACK_INSTRUCTIONS=0"
+    return record
 
 
 def _usable(record: dict, control: str, backend: str, n: int) -> dict:

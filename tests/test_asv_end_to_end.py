@@ -22,6 +22,8 @@ UNITS = {
     "snapshot_swap.Cost.track_scratch_bytes": "bytes",
     "snapshot_swap.Cost.track_full_length_loops": "loops",
     "snapshot_swap.Cost.track_entrypoint_calls": "calls",
+    "snapshot_swap.Cost.track_time_over_floor": "x floor",
+    "snapshot_swap.Cost.track_instructions": "instructions",
 }
 
 pytestmark = pytest.mark.slow
@@ -33,6 +35,7 @@ def _asv(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
         "HOME": str(tmp_path),  # asv keeps its machine file in ~/.asv-machine.json
         "WRITEBACK_SIZES": "3",
         "WRITEBACK_ARTIFACTS": str(tmp_path / "results" / "generated"),
+        "WRITEBACK_INSTRUCTIONS": "1",  # the one test that runs callgrind (1-3 minutes)
     }
     return subprocess.run(
         [sys.executable, "-m", "asv", *args, "--config", str(tmp_path / "asv.conf.json")],
