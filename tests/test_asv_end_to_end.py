@@ -87,9 +87,11 @@ def _product(params):
     return combos
 
 
-def test_every_metric_is_recorded_with_its_unit(asv_results):
+def test_asv_finds_exactly_the_public_benchmarks_and_every_unit(asv_results):
+    """Helpers named time_*/track_* anywhere under benchmarks/ would become benchmarks too."""
     tmp, result, _ = asv_results
     benchmarks = json.loads((tmp / "results" / "benchmarks.json").read_text())
+    assert sorted(name for name in benchmarks if name != "version") == sorted(UNITS)
     for name, unit in UNITS.items():
         assert benchmarks[name]["unit"] == unit
         assert name in result["results"]
@@ -123,3 +125,9 @@ def test_generated_code_is_kept_beside_the_results(asv_results):
     tmp, _, _ = asv_results
     kept = list((tmp / "results" / "generated").glob("torch-*/*/snapshot_swap/*/n3/wrapper.py"))
     assert len(kept) == 3
+
+
+def test_asv_check_finds_no_problems(asv_results):
+    tmp, _, _ = asv_results
+    checked = _asv(tmp, "check", "--environment", f"existing:{sys.executable}")
+    assert checked.returncode == 0 and "No problems found" in checked.stdout, checked.stdout

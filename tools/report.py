@@ -43,6 +43,7 @@ class BuildResult:
     values: dict[str, dict[tuple, object]] = field(default_factory=dict)
     stats: dict[str, dict[tuple, dict | None]] = field(default_factory=dict)
     probe: dict[tuple, dict] = field(default_factory=dict)
+    results_dir: Path | None = None
 
     @property
     def label(self) -> str:
@@ -61,7 +62,13 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
             result = by_commit.get(entry.commit)
             if result is None:
                 continue
-            build = BuildResult(entry.name, entry.commit, name, _identity(results_dir, entry))
+            build = BuildResult(
+                entry.name,
+                entry.commit,
+                name,
+                _identity(results_dir, entry),
+                results_dir=results_dir,
+            )
             for key in result.get_all_result_keys():
                 params = result.get_result_params(key)
                 combos = _combos(params)
@@ -81,8 +88,22 @@ def render(builds: list[BuildResult]) -> str:
     for build in builds:
         parts += [f"## {build.label} on {build.machine}", "", _identity_line(build), ""]
         parts += [values_table(build), "", cost_table(build), "", ratio_lines(build), ""]
-    parts += ["## Correctness over all builds", "", matrix(builds)]
+    parts += ["## Correctness over all builds", "", matrix(builds), ""]
+    parts += stability_section(builds[0].results_dir if builds else None)
     return "\n".join(parts).rstrip() + "\n"
+
+
+def stability_section(results_dir: Path | None) -> list[str]:
+    """What tools/stability.py found, where it has been run."""
+    files = sorted((results_dir / "stability").glob("*.json")) if results_dir else []
+    if not files:
+        return []
+    import stability
+
+    parts = ["## Stability of the cost figures (tools/stability.py)", ""]
+    for path in files:
+        parts += [stability.render(json.loads(path.read_text())), ""]
+    return parts
 
 
 def values_table(build: BuildResult) -> str:
@@ -101,8 +122,8 @@ def values_table(build: BuildResult) -> str:
 def cost_table(build: BuildResult) -> str:
     lines = [
         "| correct control | N | runtime scratch | full-length loops | entrypoint calls "
-        "| median warm call (IQR) |",
-        "|---|---|---|---|---|---|",
+        "| median warm call (IQR) | time over floor | instructions |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     time = build.values.get(f"{COST}.time_warm_call", {})
     for (control, n), seconds in time.items():
@@ -111,12 +132,15 @@ def cost_table(build: BuildResult) -> str:
         scratch = build.values[f"{COST}.track_scratch_bytes"].get((control, n))
         loops = build.values[f"{COST}.track_full_length_loops"].get((control, n))
         calls = build.values[f"{COST}.track_entrypoint_calls"].get((control, n))
+        floor = build.values.get(f"{COST}.track_time_over_floor", {}).get((control, n))
+        count = build.values.get(f"{COST}.track_instructions", {}).get((control, n))
+        iqr = _iqr(build.stats[f"{COST}.time_warm_call"][(control, n)])
         lines.append(
             f"| {control} | {n:,} | {_bytes(scratch)} | {_int(loops)} | {_int(calls)} "
-            f"| {seconds * 1e3:.4f} ms{_iqr(build.stats[f'{COST}.time_warm_call'][(control, n)])} |"
+            f"| {seconds * 1e3:.4f} ms{iqr} | {_floor(floor)} | {_count(count)} |"
         )
     if len(lines) == 2:
-        lines.append("| (no control was correct and timed) | | | | | |")
+        lines.append("| (no control was correct and timed) | | | | | | | |")
     return "\n".join(lines)
 
 
@@ -242,6 +266,14 @@ def _bytes(value) -> str:
         return "n/a"
     value = int(value)
     return f"{value:,} B ({value / MIB:g} MiB)" if value >= MIB else f"{value:,} B"
+
+
+def _floor(value) -> str:
+    return f"{value:.2f} x" if _number(value) else "n/a"
+
+
+def _count(value) -> str:
+    return f"{int(value):,}" if _number(value) else "n/a"
 
 
 def _int(value) -> str:

@@ -32,7 +32,7 @@ from ..scenario import BACKENDS, COST_BACKEND, Control, Scenario
 from . import instructions
 from .compiled import build, compile_and_capture
 from .generated_code import full_length_loops, static_scratch
-from .runtime import profile_warm_call, time_over_floor, warm_call_samples
+from .runtime import profile_warm_call, ratio_to_floor, warm_call_samples
 
 
 def probe_scenario(
@@ -182,7 +182,7 @@ def _probe_inductor(row, scenario, control, n, with_cost: bool, root, timing) ->
     else:
         row["scratch_static_note"] = "; ".join(s.reason for s in statics if s.reason)
     row["full_length_loops"] = sum(full_length_loops(wrapper, n) for wrapper in wrappers)
-    row.update(time_over_floor(compiled, _inputs_for_timing(scenario, n), n))
+    row.update(ratio_to_floor(compiled, _inputs_for_timing(scenario, n), n))
     if timing:
         warmup, samples = timing
         row["samples_s"] = warm_call_samples(

@@ -72,7 +72,7 @@ def floor_reference(n: int):
     return lambda: target.copy_(source)
 
 
-def time_over_floor(fn, next_inputs, n: int, rounds: int = FLOOR_ROUNDS) -> dict:
+def ratio_to_floor(fn, next_inputs, n: int, rounds: int = FLOOR_ROUNDS) -> dict:
     """Warm-call time of `fn` as a multiple of the floor's, measured side by side.
 
     Each round times a block of control calls, then a block of floor calls of about the
