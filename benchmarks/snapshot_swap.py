@@ -35,6 +35,28 @@ def stack_buffer(a, b):
     return a, b
 
 
+def select_swap(a, b):
+    """Both new values selected before either store: a kernel can load both inputs first.
+
+    The shape of a correct swap with the floor's structure (one pass, no scratch), when
+    Inductor emits it so.
+    """
+    keep = torch.ones((), dtype=torch.bool)
+    a_new = torch.where(keep, b, a)
+    b_new = torch.where(keep, a, b)
+    a.copy_(a_new)
+    b.copy_(b_new)
+    return a, b
+
+
+def foreach_computed(a, b):
+    """Sources computed from the destinations, with no clone: is the foreach fault about
+    clones, or about any source computed from a destination?"""
+    sources = torch._foreach_mul([b, a], 1.0)
+    torch._foreach_copy_([a, b], sources)
+    return a, b
+
+
 def make_case(n: int) -> Case:
     a = torch.arange(n, dtype=torch.float32)
     b = a + 2**21
@@ -52,6 +74,12 @@ SWAP = Scenario(
         Control("foreach_clones", foreach_clones, requires=("torch._foreach_copy_",)),
         Control("explicit_copies", explicit_copies),
         Control("stack_buffer", stack_buffer, requires=("torch._foreach_copy_",)),
+        Control("select_swap", select_swap),
+        Control(
+            "foreach_computed",
+            foreach_computed,
+            requires=("torch._foreach_copy_", "torch._foreach_mul"),
+        ),
     ),
     sizes=(3, 1048576),
     make_case=make_case,

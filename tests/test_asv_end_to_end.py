@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import snapshot_swap
+
 ROOT = Path(__file__).resolve().parents[1]
 UNITS = {
     "snapshot_swap.Correctness.track_wrong_elements": "elements",
@@ -100,7 +102,7 @@ def test_asv_finds_exactly_the_public_benchmarks_and_every_unit(asv_results):
 def test_correctness_is_a_number_for_every_combination(asv_results):
     _, result, _ = asv_results
     wrong = _values(result, "snapshot_swap.Correctness.track_wrong_elements")
-    assert len(wrong) == 3 * 3
+    assert len(wrong) == len(snapshot_swap.SWAP.controls) * 3
     assert all(isinstance(v, int) for v in wrong.values()), wrong
     assert all(v == 0 for (control, backend, n), v in wrong.items() if backend == "eager")
 
@@ -124,7 +126,7 @@ def test_cost_is_measured_exactly_for_correct_controls(asv_results):
 def test_generated_code_is_kept_beside_the_results(asv_results):
     tmp, _, _ = asv_results
     kept = list((tmp / "results" / "generated").glob("torch-*/*/snapshot_swap/*/n3/wrapper.py"))
-    assert len(kept) == 3
+    assert len(kept) == len(snapshot_swap.SWAP.controls)
 
 
 def test_asv_check_finds_no_problems(asv_results):

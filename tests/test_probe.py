@@ -74,7 +74,7 @@ def toy_record():
 def test_every_swap_row_is_measured(swap_record):
     record, _ = swap_record
     assert record["torch_version"] == torch.__version__
-    assert len(record["rows"]) == 3 * 3
+    assert len(record["rows"]) == len(snapshot_swap.SWAP.controls) * 3
     for row in record["rows"]:
         assert row["error"] is None, row
         assert row["skipped"] is None, row
@@ -88,7 +88,7 @@ def test_costs_agree_with_the_verdicts_and_the_code(swap_record):
         correct = row["wrong_elements"]["total"] == 0 and row["storages_moved"] == 0
         if correct:
             assert row["scratch_bytes"] == row["scratch_bytes_static"], row
-            assert row["full_length_loops"] >= 2  # a swap reads and writes both tensors
+            assert row["full_length_loops"] >= 1  # a swap passes over the data at least once
             assert row["entrypoint_calls"] == 1
             assert row["time_over_floor"] > 0
             assert len(row["floor_ratio_samples"]) == 41
