@@ -97,6 +97,7 @@ class Correctness(_ScenarioBenchmarks):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        cls.param_names = list(cls.scenario.param_names)
         cls.params = [
             [c.name for c in cls.scenario.controls],
             list(BACKENDS),
@@ -125,11 +126,12 @@ def _prepare_timed_call(record, control, n):
     scenario = _SCENARIOS[record["scenario"]]
     if scenario.calls_need_fresh_inputs:
         raise Unsupported(f"{scenario.name}: timing with fresh inputs per call is not built yet")
-    fn = build(scenario.control(control).fn, COST_BACKEND)
-    first = scenario.make_case(n)
+    chosen = scenario.control(control)
+    fn = build(chosen.fn, COST_BACKEND)
+    first = scenario.case(chosen, n)
     fn(*first.inputs.values())  # compiles; a cache hit after setup_cache
-    require(check(fn, scenario.make_case(n)), f"{scenario.name}.{control} (timed, n={n})")
-    inputs = scenario.make_case(n).inputs
+    require(check(fn, scenario.case(chosen, n)), f"{scenario.name}.{control} (timed, n={n})")
+    inputs = scenario.case(chosen, n).inputs
     _TIMED[(scenario.name, control, n)] = (fn, tuple(inputs.values()))
 
 

@@ -21,11 +21,15 @@ COST_BACKEND = "inductor"
 
 @dataclass(frozen=True)
 class Control:
-    """One way to write the operation. `requires` names torch attributes it cannot run without."""
+    """One way to write the operation. `requires` names torch attributes it cannot run without;
+    `make_case` overrides the scenario's case builder (catalogue patterns have their own
+    inputs); `issue` links the upstream report it reproduces."""
 
     name: str
     fn: Callable
     requires: tuple[str, ...] = ()
+    make_case: Callable | None = None
+    issue: str = ""
 
 
 @dataclass(frozen=True)
@@ -34,14 +38,18 @@ class Scenario:
 
     The first size is the small correctness gate: a control that is wrong there is not
     compiled at larger sizes for cost, nor timed. `calls_need_fresh_inputs` says whether
-    repeated timed calls must get new inputs (made outside the timed interval).
+    repeated timed calls must get new inputs (made outside the timed interval). Sizes are
+    element counts, or labels (`small`, `large`) that each control's `make_case` reads;
+    `measure_cost` is off for scenarios that only ask for a verdict (the catalogue).
     """
 
     name: str
     controls: tuple[Control, ...]
-    sizes: tuple[int, ...]
-    make_case: Callable[[int], Case]
+    sizes: tuple
+    make_case: Callable[[int], Case] | None = None
     calls_need_fresh_inputs: bool = False
+    param_names: tuple[str, str, str] = ("control", "backend", "n")
+    measure_cost: bool = True
 
     @property
     def gate_size(self) -> int:
@@ -55,8 +63,12 @@ class Scenario:
         text = os.environ.get("WRITEBACK_SIZES", "").strip()
         if not text:
             return self.sizes
+        parts = [part.strip() for part in text.split(",") if part.strip()]
+        if not all(isinstance(size, int) for size in self.sizes):
+            # labelled sizes: keep the labels named, the gate always
+            return tuple(dict.fromkeys([self.gate_size, *(p for p in parts if p in self.sizes)]))
         try:
-            chosen = [int(part) for part in text.split(",") if part.strip()]
+            chosen = [int(part) for part in parts]
         except ValueError:
             raise ValueError(
                 f"WRITEBACK_SIZES must be element counts like 3,1048576, not {text!r}"
@@ -64,6 +76,10 @@ class Scenario:
         if any(n <= 0 for n in chosen):
             raise ValueError(f"WRITEBACK_SIZES must be positive element counts: {text!r}")
         return tuple(dict.fromkeys([self.gate_size, *chosen]))
+
+    def case(self, control: Control, size) -> Case:
+        """Fresh inputs and expectations for one call of `control` at `size`."""
+        return (control.make_case or self.make_case)(size)
 
     def control(self, name: str) -> Control:
         for control in self.controls:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import snapshot_swap
+from benchmarks import aliasing, snapshot_swap
 
 ROOT = Path(__file__).resolve().parents[1]
 UNITS = {
@@ -26,6 +26,8 @@ UNITS = {
     "snapshot_swap.Cost.track_entrypoint_calls": "calls",
     "snapshot_swap.Cost.track_time_over_floor": "x floor",
     "snapshot_swap.Cost.track_instructions": "instructions",
+    "aliasing.Correctness.track_wrong_elements": "elements",
+    "aliasing.Correctness.track_moved_storages": "tensors",
 }
 
 pytestmark = pytest.mark.slow
@@ -103,6 +105,9 @@ def test_correctness_is_a_number_for_every_combination(asv_results):
     _, result, _ = asv_results
     wrong = _values(result, "snapshot_swap.Correctness.track_wrong_elements")
     assert len(wrong) == len(snapshot_swap.SWAP.controls) * 3
+    patterns = _values(result, "aliasing.Correctness.track_wrong_elements")
+    assert len(patterns) == len(aliasing.CATALOGUE.controls) * 3  # WRITEBACK_SIZES=3: small
+    assert all(isinstance(v, int) for v in patterns.values()), patterns
     assert all(isinstance(v, int) for v in wrong.values()), wrong
     assert all(v == 0 for (control, backend, n), v in wrong.items() if backend == "eager")
 

@@ -52,16 +52,18 @@ def test_the_matrix_marks_where_a_verdict_changes(text):
     row = next(
         line
         for line in matrix.splitlines()
-        if line.startswith("| explicit_copies | inductor | 3 |")
+        if line.startswith("| snapshot_swap | explicit_copies | inductor | 3 |")
     )
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[3:] == [
+    assert cells[4:] == [
         "wrong: 9 (ret_a 3, in_a 3, view_a 3)",
         "wrong: 9 (ret_a 3, in_a 3, view_a 3)",
         "**exact** (changed)",
     ]
     unchanged = next(
-        line for line in matrix.splitlines() if line.startswith("| stack_buffer | inductor | 3 |")
+        line
+        for line in matrix.splitlines()
+        if line.startswith("| snapshot_swap | stack_buffer | inductor | 3 |")
     )
     assert "changed" not in unchanged
 
@@ -71,8 +73,12 @@ def test_skips_and_failures_carry_their_reasons():
     name = f"{report.CORRECTNESS}.track_wrong_elements"
     build.values[name] = {("x", "inductor", 3): math.nan, ("y", "inductor", 3): None}
     build.probe = {
-        ("x", "inductor", 3): {"skipped": "torch 2.0.1 has no torch._foreach_copy_"},
-        ("y", "inductor", 3): {"error": "InvalidCxxCompiler: no working C++ compiler"},
+        ("snapshot_swap", "x", "inductor", 3): {
+            "skipped": "torch 2.0.1 has no torch._foreach_copy_"
+        },
+        ("snapshot_swap", "y", "inductor", 3): {
+            "error": "InvalidCxxCompiler: no working C++ compiler"
+        },
     }
     assert report.verdict(build, "x", "inductor", 3) == (
         "skipped: torch 2.0.1 has no torch._foreach_copy_"

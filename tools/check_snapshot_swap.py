@@ -1,6 +1,7 @@
 """Check the snapshot swap on the installed torch, without asv, and print the write-up's tables.
 
-    python tools/check_snapshot_swap.py [--sizes 3,1048576] [--output DIR] [--json FILE]
+    python tools/check_snapshot_swap.py [--scenario snapshot_swap|aliasing|all]
+                                        [--sizes 3,1048576] [--output DIR] [--json FILE]
                                         [--expect-torch 2.15.0] [--warmup 2] [--samples 20]
 
 Runs the same controls, contract and probes as the asv suite. A control that is wrong under
@@ -23,12 +24,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import snapshot_swap  # noqa: E402  (sets thread counts before torch loads)
+from benchmarks import aliasing, snapshot_swap  # noqa: E402  (sets threads before torch loads)
 from benchmarks.compat import set_single_thread, torch_identity  # noqa: E402
 from benchmarks.probes.probe import probe_scenario  # noqa: E402
 from benchmarks.scenario import COST_BACKEND  # noqa: E402
 
 MIB = 1024 * 1024
+SCENARIOS = {s.name: s for s in (snapshot_swap.SWAP, aliasing.CATALOGUE)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -43,26 +45,30 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     set_single_thread()
-    sizes = tuple(dict.fromkeys((snapshot_swap.SWAP.gate_size, *args.sizes)))
-    record = probe_scenario(
-        snapshot_swap.SWAP,
-        sizes=sizes,
-        measure_gated=False,
-        artifacts_root=args.output,
-        timing=(args.warmup, args.samples),
-        count_instructions=not args.no_instructions,
-    )
-    rows = json_rows(record)
-    print(render(record, rows, sizes))
+    rows = []
+    for scenario in SCENARIOS.values() if args.scenario == "all" else [SCENARIOS[args.scenario]]:
+        chosen = args.sizes if scenario is snapshot_swap.SWAP else scenario.sizes
+        sizes = tuple(dict.fromkeys((scenario.gate_size, *chosen)))
+        record = probe_scenario(
+            scenario,
+            sizes=sizes,
+            measure_gated=not scenario.measure_cost,  # a catalogue asks every size for a verdict
+            artifacts_root=args.output,
+            timing=(args.warmup, args.samples),
+            count_instructions=not args.no_instructions and scenario.measure_cost,
+        )
+        scenario_rows = json_rows(record)
+        rows += scenario_rows
+        print(render(record, scenario_rows, sizes), end="\n\n")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
-        print(f"\nrows written to {args.json}", file=sys.stderr)
+        print(f"rows written to {args.json}", file=sys.stderr)
     broken_references = [r for r in rows if r["backend"] == "eager" and _wrong(r)]
     for row in broken_references:
         print(
-            f"error: the eager reference {row['control']} at n={row['n']} broke the contract: "
-            f"{_cell(row)}",
+            f"error: the eager reference {row['scenario']}.{row['control']} at n={row['n']} "
+            f"broke the contract: {_cell(row)}",
             file=sys.stderr,
         )
     return 1 if broken_references else 0
@@ -77,10 +83,13 @@ def json_rows(record: dict) -> list[dict]:
         "skipped", "error", "code_dir",
     )  # fmt: skip
     ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
-    return [
-        {"scenario": record["scenario"], **ident, **{k: row.get(k) for k in keys}}
-        for row in record["rows"]
-    ]
+    rows = []
+    for row in record["rows"]:
+        out = {"scenario": record["scenario"], **ident, **{k: row.get(k) for k in keys}}
+        if not isinstance(row["n"], int):  # a catalogue size label: n is the element count
+            out.update(size=row["n"], n=row["elements"], issue=row.get("issue") or None)
+        rows.append(out)
+    return rows
 
 
 def render(record: dict, rows: list[dict], sizes: tuple[int, ...]) -> str:
@@ -88,12 +97,15 @@ def render(record: dict, rows: list[dict], sizes: tuple[int, ...]) -> str:
         f"torch {record['torch_version']} (commit {record['torch_git_version']}), "
         f"vector ISA {record['isa']}, one thread, fullgraph=True, dynamic=False"
     )
-    return "\n\n".join([head, values_table(rows, sizes), cost_table(rows), ratio_lines(rows)])
+    parts = [f"{record['scenario']}: {head}", values_table(rows, sizes)]
+    if SCENARIOS[record["scenario"]].measure_cost:
+        parts += [cost_table(rows), ratio_lines(rows)]
+    return "\n\n".join(parts)
 
 
 def values_table(rows: list[dict], sizes: tuple[int, ...]) -> str:
     lines = [
-        "| control | backend | " + " | ".join(f"N={n:,}" for n in sizes) + " |",
+        "| control | backend | " + " | ".join(_size(n) for n in sizes) + " |",
         "|---|---|" + "---|" * len(sizes),
     ]
     for control, backend in dict.fromkeys((r["control"], r["backend"]) for r in rows):
@@ -162,8 +174,17 @@ def _wrong(row: dict) -> bool:
 
 def _find(rows, control, backend, n):
     return next(
-        (r for r in rows if (r["control"], r["backend"], r["n"]) == (control, backend, n)), None
+        (
+            r
+            for r in rows
+            if (r["control"], r["backend"], r.get("size", r["n"])) == (control, backend, n)
+        ),
+        None,
     )
+
+
+def _size(n) -> str:
+    return f"N={n:,}" if isinstance(n, int) else str(n)
 
 
 def _bytes(value: int | None) -> str:
@@ -195,6 +216,8 @@ def _parse(argv):
     parser.add_argument("--sizes", type=_sizes, default=snapshot_swap.SWAP.sizes,
                         help="comma-separated element counts (default: 3,1048576); the "
                         "gate size 3 always runs first")  # fmt: skip
+    parser.add_argument("--scenario", default="snapshot_swap", choices=[*SCENARIOS, "all"],
+                        help="which scenario to check (default snapshot_swap)")  # fmt: skip
     parser.add_argument("--output", type=Path, help="keep generated code and probe.json here")
     parser.add_argument("--json", type=Path, help="write one row per (control, backend, n)")
     parser.add_argument("--expect-torch", metavar="VERSION",

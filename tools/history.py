@@ -6,15 +6,17 @@ this machine, publish the site, print the report.
 Steps, each printed as it starts:
   1. build the ledger (.asv/ledger) from the builds file (tools/ledger.py);
   2. register this machine with asv (`asv machine --yes`) when it is not yet known;
-  3. for each build without results for this machine, in order: `asv run <commit>^!`, which
-     installs the build (tools/install_build.py) and runs the suite, showing its progress;
-     a build that fails to install gets one line saying why, and the next build goes on;
+  3. for each build, in order: `asv run <commit>^! --skip-existing`, which runs only the
+     benchmarks this machine has no result for (all of them for a new build, a new scenario's
+     on old builds, none otherwise), installing the build (tools/install_build.py) only when
+     something is to run; a build that fails to install gets one line saying why, and the
+     next build goes on;
   4. `asv publish` into html/, then serve its scripts from html/vendor/ (offline_site.py),
      and look at it in headless Chromium without network when Chromium is installed;
   5. the report (tools/report.py), also written to results/report.md.
 
-Interrupted, it resumes where it stopped: asv writes a build's results only once its run is
-complete, so the next call starts again from the first build without results.
+Interrupted, it resumes where it stopped: asv writes a build's results once its run is
+complete, so the next call skips what was saved and runs the rest.
 """
 
 from __future__ import annotations
@@ -63,18 +65,19 @@ def main(argv: list[str] | None = None) -> int:
     _ensure_machine(machine)
 
     todo = [e for e in entries if not args.only or e.name in args.only]
-    measured = [e for e in todo if _has_results(machine, e.commit)]
-    pending = [e for e in todo if e not in measured]
-    for entry in measured:
-        print(f"   {entry.name}: already measured on {machine} (results kept)")
-    _step(f"3. run: {len(pending)} build(s) to measure on {machine}")
+    _step(f"3. run: {len(todo)} build(s) on {machine}; asv skips what each already has")
     failed = []
-    for index, entry in enumerate(pending, start=1):
+    for index, entry in enumerate(todo, start=1):
         started = time.monotonic()
-        print(f"\n== build {index}/{len(pending)}: {entry.name} ({entry.build['date']}, "
+        kept = (
+            " (has results: only missing benchmarks run)"
+            if _has_results(machine, entry.commit)
+            else ""
+        )
+        print(f"\n== build {index}/{len(todo)}: {entry.name}{kept} ({entry.build['date']}, "
               f"pip install {' '.join(entry.build['pip_args'])}) ==", flush=True)  # fmt: skip
         code = _asv("run", f"{entry.commit}^!", "--machine", machine, "--record-samples",
-                    "--skip-existing-commits", check=False)  # fmt: skip
+                    "--skip-existing", check=False)  # fmt: skip
         status = _install_status(entry.commit)
         minutes = (time.monotonic() - started) / 60
         if status.get("installed") is False:

@@ -28,6 +28,7 @@ import ledger as ledger_repo  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = "snapshot_swap"
 CORRECTNESS = f"{SCENARIO}.Correctness"
+WRONG = "Correctness.track_wrong_elements"
 COST = f"{SCENARIO}.Cost"
 MIB = 1024 * 1024
 
@@ -159,35 +160,47 @@ def ratio_lines(build: BuildResult) -> str:
 
 
 def matrix(builds: list[BuildResult]) -> str:
-    """control x backend x n -> verdict per build; `changed` marks a change from the build
-    to its left on the same machine."""
+    """scenario x control x backend x size -> verdict per build, each row linked to its
+    upstream issue where it has one; `changed` marks a verdict that differs from the build
+    to its left on the same machine (fixed in / broken in)."""
     keys = []
     for build in builds:
-        for combo in build.values.get(f"{CORRECTNESS}.track_wrong_elements", {}):
-            if combo not in keys:
-                keys.append(combo)
-    header = "| control | backend | N | " + " | ".join(
-        f"{b.name}" + (f" ({b.machine})" if len({x.machine for x in builds}) > 1 else "")
-        for b in builds
+        for scenario in scenarios(build):
+            for combo in build.values[f"{scenario}.{WRONG}"]:
+                if (scenario, *combo) not in keys:
+                    keys.append((scenario, *combo))
+    machines = len({b.machine for b in builds}) > 1
+    header = "| scenario | control or pattern | backend | size | " + " | ".join(
+        b.name + (f" ({b.machine})" if machines else "") for b in builds
     )
-    lines = [header + " |", "|---|---|---|" + "---|" * len(builds)]
-    for control, backend, n in keys:
-        cells, previous = [], None
+    lines = [header + " |", "|---|---|---|---|" + "---|" * len(builds)]
+    for scenario, control, backend, n in keys:
+        cells, previous, issue = [], None, ""
         for build in builds:
-            cell = verdict(build, control, backend, n)
+            cell = verdict(build, control, backend, n, scenario)
+            issue = issue or build.probe.get((scenario, control, backend, n), {}).get("issue", "")
             changed = previous is not None and previous[0] == build.machine and previous[1] != cell
             cells.append(f"**{cell}** (changed)" if changed else cell)
             previous = (build.machine, cell)
-        lines.append(f"| {control} | {backend} | {n:,} | " + " | ".join(cells) + " |")
+        name = f"[{control}]({issue})" if issue else control
+        lines.append(
+            f"| {scenario} | {name} | {backend} | {_size(n)} | " + " | ".join(cells) + " |"
+        )
     return "\n".join(lines)
 
 
-def verdict(build: BuildResult, control: str, backend: str, n: int) -> str:
+def scenarios(build: BuildResult) -> list[str]:
+    """Every scenario with a correctness result in this build, the snapshot swap first."""
+    found = [key[: -len(WRONG) - 1] for key in build.values if key.endswith(f".{WRONG}")]
+    return sorted(found, key=lambda name: (name != SCENARIO, name))
+
+
+def verdict(build: BuildResult, control, backend, n, scenario: str = SCENARIO) -> str:
     """`exact`, `wrong: 9 (ret_b 3, in_b 3, view_b 3)`, `skipped: why` or `failed: why`."""
     combo = (control, backend, n)
-    wrong = build.values.get(f"{CORRECTNESS}.track_wrong_elements", {}).get(combo)
-    moved = build.values.get(f"{CORRECTNESS}.track_moved_storages", {}).get(combo)
-    row = build.probe.get(combo, {})
+    wrong = build.values.get(f"{scenario}.{WRONG}", {}).get(combo)
+    moved = build.values.get(f"{scenario}.Correctness.track_moved_storages", {}).get(combo)
+    row = build.probe.get((scenario, *combo), {})
     if wrong is None:
         why = row.get("error") or ("not installed" if not build.identity.get("installed", True)
                                    else "see asv run --show-stderr")  # fmt: skip
@@ -201,6 +214,10 @@ def verdict(build: BuildResult, control: str, backend: str, n: int) -> str:
     coords = ", ".join(f"{k} {detail[k]}" for k in named)
     moved_text = f"; {int(moved)} storage moved" if moved else ""
     return f"wrong: {int(wrong)}" + (f" ({coords})" if coords else "") + moved_text
+
+
+def _size(n) -> str:
+    return f"{n:,}" if isinstance(n, int) else str(n)
 
 
 def _coordinate_order(coordinate: str) -> tuple[int, str]:
@@ -230,9 +247,10 @@ def _probe_rows(results_dir: Path, identity: dict) -> dict[tuple, dict]:
         return {}
     key = f"torch-{identity['torch_version']}-{identity['torch_git_version'][:8]}"
     rows = {}
-    for path in sorted((results_dir / "generated" / key).glob(f"*/{SCENARIO}/probe.json")):
-        for row in json.loads(path.read_text())["rows"]:
-            rows[(row["control"], row["backend"], row["n"])] = row
+    for path in sorted((results_dir / "generated" / key).glob("*/*/probe.json")):
+        record = json.loads(path.read_text())
+        for row in record["rows"]:
+            rows[(record["scenario"], row["control"], row["backend"], row["n"])] = row
     return rows
 
 

@@ -27,7 +27,7 @@ from ..compat import (
     torch_identity,
     vector_isa,
 )
-from ..contract import Verdict, check
+from ..contract import Case, Verdict, check
 from ..scenario import BACKENDS, COST_BACKEND, Control, Scenario
 from . import instructions
 from .compiled import build, compile_and_capture
@@ -131,6 +131,7 @@ def _probe_control(
     for n in sizes:
         for backend in backends:
             row = _empty_row(control.name, backend, n)
+            row["issue"] = control.issue
             rows.append(row)
             if missing:
                 row["skipped"] = f"torch {torch.__version__} has no {', '.join(missing)}"
@@ -160,45 +161,48 @@ def _probe_control(
 def _probe_plain(row, scenario, control, n, backend) -> None:
     fn = build(control.fn, backend)
     with torch.no_grad():
-        verdict = check(fn, scenario.make_case(n))
-    _set_verdict(row, verdict)
+        case = scenario.case(control, n)
+        verdict = check(fn, case)
+    _set_verdict(row, verdict, case)
 
 
 def _probe_inductor(row, scenario, control, n, with_cost: bool, root, timing) -> None:
-    compiled, wrappers = compile_and_capture(control.fn, scenario.make_case(n).inputs.values())
+    compiled, wrappers = compile_and_capture(control.fn, scenario.case(control, n).inputs.values())
     if root is not None:
         folder = artifacts.code_dir(root, build_key(), _isa(), scenario.name, control.name, n)
         artifacts.save_code(folder, wrappers)
         row["code_dir"] = str(folder)
     with torch.no_grad():
-        verdict = check(compiled, scenario.make_case(n))
-    _set_verdict(row, verdict)
-    if not (with_cost and verdict.ok):
+        case = scenario.case(control, n)
+        verdict = check(compiled, case)
+    _set_verdict(row, verdict, case)
+    if not (with_cost and verdict.ok and scenario.measure_cost):
         return
-    row.update(profile_warm_call(compiled, list(scenario.make_case(n).inputs.values())))
+    row.update(profile_warm_call(compiled, list(scenario.case(control, n).inputs.values())))
     statics = [static_scratch(wrapper) for wrapper in wrappers]
     if all(s.peak_bytes is not None for s in statics):
         row["scratch_bytes_static"] = max(s.peak_bytes for s in statics)
     else:
         row["scratch_static_note"] = "; ".join(s.reason for s in statics if s.reason)
     row["full_length_loops"] = sum(full_length_loops(wrapper, n) for wrapper in wrappers)
-    row.update(ratio_to_floor(compiled, _inputs_for_timing(scenario, n), n))
+    row.update(ratio_to_floor(compiled, _inputs_for_timing(scenario, control, n), n))
     if timing:
         warmup, samples = timing
         row["samples_s"] = warm_call_samples(
-            compiled, _inputs_for_timing(scenario, n), warmup, samples
+            compiled, _inputs_for_timing(scenario, control, n), warmup, samples
         )
         row["median_s"] = statistics.median(row["samples_s"])
 
 
-def _inputs_for_timing(scenario: Scenario, n: int):
+def _inputs_for_timing(scenario: Scenario, control: Control, n: int):
     if scenario.calls_need_fresh_inputs:
-        return lambda: list(scenario.make_case(n).inputs.values())
-    inputs = list(scenario.make_case(n).inputs.values())
+        return lambda: list(scenario.case(control, n).inputs.values())
+    inputs = list(scenario.case(control, n).inputs.values())
     return lambda: inputs
 
 
-def _set_verdict(row: dict, verdict: Verdict) -> None:
+def _set_verdict(row: dict, verdict: Verdict, case: Case) -> None:
+    row["elements"] = sum(t.numel() for t in case.inputs.values())
     row["wrong_elements"] = {**verdict.wrong, "total": verdict.total}
     row["storages_moved"] = len(verdict.moved)
     row["moved"] = list(verdict.moved)
@@ -217,6 +221,7 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "control": control,
         "backend": backend,
         "n": n,
+        "elements": None,
         "wrong_elements": None,
         "storages_moved": None,
         "moved": [],

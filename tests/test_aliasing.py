@@ -1,0 +1,92 @@
+"""The aliasing catalogue's contracts: every entry's expectation matches eager at both
+sizes, and faults injected into each entry's outputs and inputs are caught and named."""
+
+import pytest
+import torch
+
+from benchmarks import aliasing
+from benchmarks.compat import missing_attributes
+from benchmarks.contract import check
+
+ENTRIES = [c for c in aliasing.CATALOGUE.controls if not missing_attributes(c.requires)]
+
+
+def _ids(control):
+    return control.name
+
+
+def test_every_entry_names_its_shape_and_most_their_issue():
+    names = {c.name for c in aliasing.CATALOGUE.controls}
+    assert {
+        "copy_of_mutated_input", "foreach_add_flip", "shift_clone", "slice_scatter_then_zero",
+        "diagonal_scatter_then_fill", "index_fill_clone_clamp", "index_put_then_add_flip",
+        "custom_op_into_clone", "transpose_copy", "rotate3_foreach",
+    } <= names  # fmt: skip
+    linked = [c for c in aliasing.CATALOGUE.controls if c.issue]
+    assert all(c.issue.startswith(aliasing.ISSUES) for c in linked)
+    assert len(linked) == len(names) - 1  # rotate3_foreach has no upstream report
+
+
+@pytest.mark.parametrize("size", aliasing.SIZES)
+@pytest.mark.parametrize("entry", ENTRIES, ids=_ids)
+def test_eager_keeps_every_entrys_contract(entry, size):
+    case = aliasing.CATALOGUE.case(entry, size)
+    if size == "large":
+        assert sum(t.numel() for t in case.inputs.values()) >= 1_000_000 // 2
+    with torch.no_grad():
+        verdict = check(entry.fn, case)
+    assert verdict.ok, verdict.describe()
+
+
+def _as_tuple(result):
+    return (result,) if isinstance(result, torch.Tensor) else tuple(result)
+
+
+def _poke(tensor):
+    tensor.view(-1)[0] += 1
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=_ids)
+def test_faults_in_each_output_and_input_are_caught_and_named(entry):
+    case = aliasing.CATALOGUE.case(entry, "small")
+    returns, inputs = list(case.returns), list(case.inputs)
+
+    for position, name in enumerate(returns):
+
+        def wrong_return(*args, position=position):
+            out = list(_as_tuple(entry.fn(*args)))
+            out[position] = out[position].clone()
+            _poke(out[position])
+            return tuple(out)
+
+        verdict = check(wrong_return, aliasing.CATALOGUE.case(entry, "small"))
+        assert {k: v for k, v in verdict.wrong.items() if v} == {f"ret_{name}": 1}
+
+    for index, name in enumerate(inputs):
+
+        def wrong_input(*args, index=index):
+            result = entry.fn(*args)
+            _poke(args[index])
+            return result
+
+        verdict = check(wrong_input, aliasing.CATALOGUE.case(entry, "small"))
+        assert verdict.wrong[f"in_{name}"] == 1 and verdict.wrong[f"view_{name}"] == 1
+
+        def moved_input(*args, index=index):
+            result = entry.fn(*args)
+            args[index].set_(args[index].clone())
+            return result
+
+        verdict = check(moved_input, aliasing.CATALOGUE.case(entry, "small"))
+        assert verdict.moved == [name] and not verdict.ok
+
+
+def test_the_custom_op_is_wrong_exactly_when_its_arguments_alias():
+    if aliasing._REVERSE_INTO is None:
+        pytest.skip(f"torch {torch.__version__} has no torch.library.custom_op")
+    x = torch.arange(6, dtype=torch.float32)
+    out = torch.empty_like(x)
+    aliasing._reverse_into_impl(x, out)
+    assert torch.equal(out, x.flip(0))
+    aliasing._reverse_into_impl(x, x)  # aliasing: the second half reads overwritten values
+    assert not torch.equal(x, torch.arange(6, dtype=torch.float32).flip(0))
