@@ -6,11 +6,11 @@ this machine, publish the site, print the report.
 Steps, each printed as it starts:
   1. build the ledger (.asv/ledger) from the builds file (tools/ledger.py);
   2. register this machine with asv (`asv machine --yes`) when it is not yet known;
-  3. for each build, in order: `asv run <commit>^! --skip-existing`, which runs only the
-     benchmarks this machine has no result for (all of them for a new build, a new scenario's
-     on old builds, none otherwise), installing the build (tools/install_build.py) only when
-     something is to run; a build that fails to install gets one line saying why, and the
-     next build goes on;
+  3. one `asv run HASHFILE:... --skip-existing` over every build, oldest first: it runs only
+     the benchmarks this machine has no result for (all of them for a new build, a new
+     scenario's on old builds, none otherwise), installing a build (tools/install_build.py)
+     only when something is to run; a build that fails to install gets one line saying why,
+     and the next build goes on;
   4. `asv publish` into html/, then serve its scripts from html/vendor/ (offline_site.py),
      and look at it in headless Chromium without network when Chromium is installed;
   5. the report (tools/report.py), also written to results/report.md.
@@ -66,29 +66,32 @@ def main(argv: list[str] | None = None) -> int:
 
     todo = [e for e in entries if not args.only or e.name in args.only]
     _step(f"3. run: {len(todo)} build(s) on {machine}; asv skips what each already has")
-    failed = []
     for index, entry in enumerate(todo, start=1):
-        started = time.monotonic()
-        kept = (
-            " (has results: only missing benchmarks run)"
-            if _has_results(machine, entry.commit)
-            else ""
-        )
-        print(f"\n== build {index}/{len(todo)}: {entry.name}{kept} ({entry.build['date']}, "
-              f"pip install {' '.join(entry.build['pip_args'])}) ==", flush=True)  # fmt: skip
-        code = _asv("run", f"{entry.commit}^!", "--machine", machine, "--record-samples",
-                    "--skip-existing", check=False)  # fmt: skip
+        kept = "has results: only missing benchmarks run" if _has_results(machine, entry.commit) \
+            else "new"  # fmt: skip
+        print(f"   {index}/{len(todo)} {entry.name} ({entry.build['date']}, pip install "
+              f"{' '.join(entry.build['pip_args'])}): {kept}")  # fmt: skip
+    # One asv call for every build: one discovery, and a build is installed only when some
+    # benchmark lacks a result for it. asv prints each build ("For writeback commit ...") and
+    # each benchmark as it goes.
+    hashes = ROOT / ".asv" / "history-commits.txt"
+    hashes.write_text("".join(f"{entry.commit}\n" for entry in todo))
+    started = time.monotonic()
+    code = _asv("run", f"HASHFILE:{hashes}", "--machine", machine, "--record-samples",
+                "--skip-existing", check=False)  # fmt: skip
+    print(f"   asv run finished in {(time.monotonic() - started) / 60:.1f} min", flush=True)
+    failed = []
+    for entry in todo:
         status = _install_status(entry.commit)
-        minutes = (time.monotonic() - started) / 60
         if status.get("installed") is False:
             failed.append(entry.name)
-            print(f"writeback: build {entry.name} did not install: {status.get('error')} "
-                  f"- its benchmarks are recorded as failed; going on.", flush=True)  # fmt: skip
-        elif code not in (0, 2):  # asv exits 2 when some benchmark failed: results are saved
-            failed.append(entry.name)
-            print(f"writeback: asv run for {entry.name} exited {code}; see its output above.")
-        else:
-            print(f"== {entry.name} done in {minutes:.1f} min ==", flush=True)
+            print(
+                f"writeback: build {entry.name} did not install: {status.get('error')} "
+                "- its benchmarks are recorded as failed; the other builds went on."
+            )
+    if code not in (0, 2):  # asv exits 2 when some benchmark failed: results are saved
+        failed.append("asv run")
+        print(f"writeback: asv run exited {code}; see its output above.")
 
     _step("4. publish html/ (asv publish), self-contained (tools/offline_site.py)")
     _asv("publish", check=True)
