@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib
 import shutil
 
 import torch
@@ -44,6 +45,18 @@ def missing_attributes(dotted_names: tuple[str, ...]) -> list[str]:
                 missing.append(dotted)
                 break
     return missing
+
+
+def import_problem(module: str) -> str | None:
+    """Why `module` cannot be imported next to this torch, or None when it can."""
+    if not module:
+        return None
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # an ImportError, or a client that fails against this torch
+        first = (str(exc).strip().splitlines() or [""])[0]
+        return f"{module} cannot be imported with torch {torch.__version__}: {first[:300]}"
+    return None
 
 
 def set_single_thread() -> None:

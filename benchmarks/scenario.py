@@ -21,7 +21,8 @@ COST_BACKEND = "inductor"
 
 @dataclass(frozen=True)
 class Control:
-    """One way to write the operation. `requires` names torch attributes it cannot run without;
+    """One way to write the operation. `requires` names torch attributes it cannot run without,
+    `requires_module` a package it imports (a client library such as tensordict);
     `make_case` overrides the scenario's case builder (catalogue patterns have their own
     inputs); `issue` links the upstream report it reproduces."""
 
@@ -30,6 +31,7 @@ class Control:
     requires: tuple[str, ...] = ()
     make_case: Callable | None = None
     issue: str = ""
+    requires_module: str = ""
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import pytest
 from benchmarks import aliasing, snapshot_swap
 
 ROOT = Path(__file__).resolve().parents[1]
-UNITS = {
+UNITS_SWAP = {
     "snapshot_swap.Correctness.track_wrong_elements": "elements",
     "snapshot_swap.Correctness.track_moved_storages": "tensors",
     "snapshot_swap.Cost.time_warm_call": "seconds",
@@ -26,8 +26,15 @@ UNITS = {
     "snapshot_swap.Cost.track_entrypoint_calls": "calls",
     "snapshot_swap.Cost.track_time_over_floor": "x floor",
     "snapshot_swap.Cost.track_instructions": "instructions",
+}
+UNITS = {
+    **UNITS_SWAP,
     "aliasing.Correctness.track_wrong_elements": "elements",
     "aliasing.Correctness.track_moved_storages": "tensors",
+    **{
+        name.replace("snapshot_swap.", "tensordict_swap."): unit
+        for name, unit in list(UNITS_SWAP.items())
+    },
 }
 
 pytestmark = pytest.mark.slow

@@ -1,6 +1,6 @@
 """Check the snapshot swap on the installed torch, without asv, and print the write-up's tables.
 
-    python tools/check_snapshot_swap.py [--scenario snapshot_swap|aliasing|all]
+    python tools/check_snapshot_swap.py [--scenario snapshot_swap|aliasing|tensordict_swap|all]
                                         [--sizes 3,1048576] [--output DIR] [--json FILE]
                                         [--expect-torch 2.15.0] [--warmup 2] [--samples 20]
 
@@ -24,13 +24,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import aliasing, snapshot_swap  # noqa: E402  (sets threads before torch loads)
+from benchmarks import aliasing, snapshot_swap, tensordict_swap  # noqa: E402  (threads first)
 from benchmarks.compat import set_single_thread, torch_identity  # noqa: E402
 from benchmarks.probes.probe import probe_scenario  # noqa: E402
 from benchmarks.scenario import COST_BACKEND  # noqa: E402
 
 MIB = 1024 * 1024
-SCENARIOS = {s.name: s for s in (snapshot_swap.SWAP, aliasing.CATALOGUE)}
+SCENARIOS = {
+    s.name: s for s in (snapshot_swap.SWAP, aliasing.CATALOGUE, tensordict_swap.TENSORDICT)
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,7 +4,8 @@ asv runs it as the install command (asv.conf.json) with the environment's own py
 
     python tools/install_build.py --build-dir {build_dir} --results {conf_dir}/results
 
-It pip-installs the build that the checked-out `build.json` names, imports it in a fresh
+It pip-installs the build that the checked-out `build.json` names (then the client libraries
+in CLIENTS, never over torch), imports it in a fresh
 process to read what was really installed (`torch.__version__`, `torch.version.git_version`),
 and records that identity in `results/builds/<ledger commit>.json`, beside asv's results.
 A build that does not install or import is recorded there too, with pip's last error line,
@@ -25,6 +26,15 @@ import platform
 import subprocess
 import sys
 from pathlib import Path
+
+# Client libraries some scenarios import, installed after torch. tensordict goes in without
+# its dependencies (it depends on torch, and pip must never swap the torch under test); its
+# other dependencies do not touch torch. A client that fails to install is recorded, not
+# fatal: its scenario skips with the reason on that build.
+CLIENTS = (
+    ("--no-deps", "tensordict==0.15.3"),
+    ("numpy==2.4.6", "cloudpickle==3.1.3", "pyvers==0.2.3"),
+)
 
 IDENTITY_SCRIPT = (
     "import json, torch; print(json.dumps({'torch_version': str(torch.__version__), "
@@ -59,6 +69,12 @@ def main(argv: list[str] | None = None) -> int:
             error = f"asked for torch {build['spec']}, but {identity['torch_version']} is installed"
     record.update(identity or {})
     record.update(installed=error is None, error=error)
+    if error is None:
+        client_errors = [e for e in (_pip_install(list(args)) for args in CLIENTS) if e]
+        record["clients_error"] = "; ".join(client_errors) or None
+        for problem in client_errors:
+            print(f"writeback: a client library did not install (its scenario will skip): "
+                  f"{problem}", file=sys.stderr)  # fmt: skip
     _save(args.results / "builds" / f"{commit}.json", record)
     if error:
         print(f"writeback: build {build['name']} did not install: {error}", file=sys.stderr)

@@ -44,7 +44,8 @@ def valgrind_problem() -> str | None:
 
 
 def count(cases: list[dict], timeout: float = 1800) -> dict[str, int]:
-    """Instructions per warm call for each case {"key", "wrapper", "n"}, in one valgrind run.
+    """Instructions per warm call for each case {"key", "wrapper", "shapes"}, in one valgrind
+    run (`shapes`: the wrapper's input shapes, in order).
 
     Raises RuntimeError with valgrind's last words when the run fails.
     """
@@ -109,18 +110,27 @@ def _child(spec_path: str) -> None:
     with torch.no_grad():
         for index, case in enumerate(spec["cases"]):  # loading and first calls: uninstrumented
             module = _load(case["wrapper"], f"writeback_counted_{index}")
-            a = torch.arange(case["n"], dtype=torch.float32)
-            b = a + 2**21
-            module.call([a, b])
-            loaded.append((module, a, b))
+            inputs = [_input(shape, k) for k, shape in enumerate(case["shapes"])]
+            module.call(list(inputs))
+            loaded.append((module, inputs))
         if switch:
             switch.writeback_instrument_on()  # once, and on to the end: counts stay consistent
-        for module, a, b in loaded:
-            module.call([a, b])  # instrumented, not collected: translations settle
+        for module, inputs in loaded:
+            module.call(list(inputs))  # instrumented, not collected: translations settle
             torch._C._valgrind_toggle()
             for _ in range(spec["calls"]):
-                module.call([a, b])
+                module.call(list(inputs))
             torch._C._valgrind_toggle_and_dump_stats()
+
+
+def _input(shape: list[int], index: int):
+    """FP32 input of the case's shape (the wrapper's inputs, in the case's order)."""
+    import torch
+
+    count = 1
+    for dim in shape:
+        count *= dim
+    return (torch.arange(count, dtype=torch.float32) + index * 2**21).reshape(shape)
 
 
 def _load(path: str, name: str):

@@ -23,6 +23,7 @@ from .. import artifacts
 from ..compat import (
     Unsupported,
     build_key,
+    import_problem,
     missing_attributes,
     torch_identity,
     vector_isa,
@@ -94,9 +95,10 @@ def _count_instructions(rows: list[dict]) -> None:
     problem = instructions.valgrind_problem()
     if not problem and costed:
         cases = [
-            {"key": str(i), "wrapper": str(Path(r["code_dir"]) / "wrapper.py"), "n": r["n"]}
+            {"key": str(i), "wrapper": str(Path(r["code_dir"]) / "wrapper.py"),
+             "shapes": r["input_shapes"]}
             for i, r in enumerate(costed)
-        ]
+        ]  # fmt: skip
         print(
             f"[writeback] counting instructions of {len(cases)} compiled controls under "
             "callgrind (one valgrind process, about 1-2 minutes)",
@@ -127,6 +129,7 @@ def _probe_control(
 ) -> list:
     rows = []
     missing = missing_attributes(control.requires)
+    unimportable = import_problem(control.requires_module)
     gate_failed = False
     for n in sizes:
         for backend in backends:
@@ -135,6 +138,9 @@ def _probe_control(
             rows.append(row)
             if missing:
                 row["skipped"] = f"torch {torch.__version__} has no {', '.join(missing)}"
+                continue
+            if unimportable:
+                row["skipped"] = unimportable
                 continue
             if gate_failed and backend != "eager":
                 row["gated"] = True
@@ -203,6 +209,7 @@ def _inputs_for_timing(scenario: Scenario, control: Control, n: int):
 
 def _set_verdict(row: dict, verdict: Verdict, case: Case) -> None:
     row["elements"] = sum(t.numel() for t in case.inputs.values())
+    row["input_shapes"] = [list(t.shape) for t in case.inputs.values()]
     row["wrong_elements"] = {**verdict.wrong, "total": verdict.total}
     row["storages_moved"] = len(verdict.moved)
     row["moved"] = list(verdict.moved)
@@ -222,6 +229,7 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "backend": backend,
         "n": n,
         "elements": None,
+        "input_shapes": None,
         "wrong_elements": None,
         "storages_moved": None,
         "moved": [],

@@ -1,18 +1,30 @@
-"""The aliasing catalogue's contracts: every entry's expectation matches eager at both
-sizes, and faults injected into each entry's outputs and inputs are caught and named."""
+"""The contracts of the scenarios beyond the swap (the aliasing catalogue, the TensorDict
+client): every entry's expectation matches eager at each size, and faults injected into each
+entry's outputs, inputs and storage are caught and named."""
 
 import pytest
 import torch
 
-from benchmarks import aliasing
-from benchmarks.compat import missing_attributes
+from benchmarks import aliasing, tensordict_swap
+from benchmarks.compat import import_problem, missing_attributes
 from benchmarks.contract import check
 
-ENTRIES = [c for c in aliasing.CATALOGUE.controls if not missing_attributes(c.requires)]
+SCENARIOS = (aliasing.CATALOGUE, tensordict_swap.TENSORDICT)
+ENTRIES = [
+    (scenario, c)
+    for scenario in SCENARIOS
+    for c in scenario.controls
+    if not missing_attributes(c.requires) and not import_problem(c.requires_module)
+]
+SIZED = [(s, c, size) for s, c in ENTRIES for size in s.sizes]
 
 
-def _ids(control):
-    return control.name
+def _ids(value):
+    return getattr(value, "name", str(value))
+
+
+def test_the_tensordict_client_is_installed_for_the_tests():
+    assert import_problem("tensordict") is None
 
 
 def test_every_entry_names_its_shape_and_most_their_issue():
@@ -27,11 +39,10 @@ def test_every_entry_names_its_shape_and_most_their_issue():
     assert len(linked) == len(names) - 1  # rotate3_foreach has no upstream report
 
 
-@pytest.mark.parametrize("size", aliasing.SIZES)
-@pytest.mark.parametrize("entry", ENTRIES, ids=_ids)
-def test_eager_keeps_every_entrys_contract(entry, size):
-    case = aliasing.CATALOGUE.case(entry, size)
-    if size == "large":
+@pytest.mark.parametrize(("scenario", "entry", "size"), SIZED, ids=_ids)
+def test_eager_keeps_every_entrys_contract(scenario, entry, size):
+    case = scenario.case(entry, size)
+    if size in ("large", 1048576):
         assert sum(t.numel() for t in case.inputs.values()) >= 1_000_000 // 2
     with torch.no_grad():
         verdict = check(entry.fn, case)
@@ -46,9 +57,10 @@ def _poke(tensor):
     tensor.view(-1)[0] += 1
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=_ids)
-def test_faults_in_each_output_and_input_are_caught_and_named(entry):
-    case = aliasing.CATALOGUE.case(entry, "small")
+@pytest.mark.parametrize(("scenario", "entry"), ENTRIES, ids=_ids)
+def test_faults_in_each_output_and_input_are_caught_and_named(scenario, entry):
+    small = scenario.gate_size
+    case = scenario.case(entry, small)
     returns, inputs = list(case.returns), list(case.inputs)
 
     for position, name in enumerate(returns):
@@ -59,7 +71,7 @@ def test_faults_in_each_output_and_input_are_caught_and_named(entry):
             _poke(out[position])
             return tuple(out)
 
-        verdict = check(wrong_return, aliasing.CATALOGUE.case(entry, "small"))
+        verdict = check(wrong_return, scenario.case(entry, small))
         assert {k: v for k, v in verdict.wrong.items() if v} == {f"ret_{name}": 1}
 
     for index, name in enumerate(inputs):
@@ -69,7 +81,7 @@ def test_faults_in_each_output_and_input_are_caught_and_named(entry):
             _poke(args[index])
             return result
 
-        verdict = check(wrong_input, aliasing.CATALOGUE.case(entry, "small"))
+        verdict = check(wrong_input, scenario.case(entry, small))
         assert verdict.wrong[f"in_{name}"] == 1 and verdict.wrong[f"view_{name}"] == 1
 
         def moved_input(*args, index=index):
@@ -77,7 +89,7 @@ def test_faults_in_each_output_and_input_are_caught_and_named(entry):
             args[index].set_(args[index].clone())
             return result
 
-        verdict = check(moved_input, aliasing.CATALOGUE.case(entry, "small"))
+        verdict = check(moved_input, scenario.case(entry, small))
         assert verdict.moved == [name] and not verdict.ok
 
 
