@@ -3,6 +3,8 @@
 The data path, one file (or folder) per step:
 
     snapshot_swap.py   a scenario: its inputs, its controls, what each call must leave behind
+    aliasing.py        the upstream aliasing catalogue, one entry per reported pattern
+    tensordict_swap.py the swaps a real client (TensorDict) users write
     scenario.py        what every scenario module provides (Scenario, Control)
     contract.py        the snapshot contract: values and storage checked after one call
     probes/            what is measured about one control: compiled code, scratch, loops, calls
