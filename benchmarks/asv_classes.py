@@ -17,9 +17,9 @@ import os
 
 from .artifacts import root as artifacts_root
 from .compat import Unsupported, set_single_thread
-from .contract import ContractBroken, Verdict, check, require
+from .contract import ContractBroken, check, require
 from .probes.compiled import build
-from .probes.probe import find_row, probe_scenario
+from .probes.probe import find_row, probe_scenario, row_verdict
 from .scenario import BACKENDS, COST_BACKEND, Scenario
 
 
@@ -50,11 +50,6 @@ def _usable(record: dict, control: str, backend: str, n: int) -> dict:
     if row["wrong_elements"] is None:
         raise RuntimeError(f"{where}: not measured (stopped at the small correctness gate)")
     return row
-
-
-def _verdict(row: dict) -> Verdict:
-    wrong = {k: v for k, v in row["wrong_elements"].items() if k != "total"}
-    return Verdict(wrong=wrong, moved=list(row["moved"]))
 
 
 def _require_instructions(record, control, n):
@@ -156,7 +151,7 @@ class Cost(_ScenarioBenchmarks):
         for size in dict.fromkeys((gate_size, n)):
             row = _usable(record, control, COST_BACKEND, size)
             try:
-                require(_verdict(row), f"{name}.{control} (inductor, n={size})")
+                require(row_verdict(row), f"{name}.{control} (inductor, n={size})")
             except ContractBroken as exc:
                 stage = "the small correctness gate" if size == gate_size else f"n={n}"
                 raise ContractBroken(f"{exc} - stopped at {stage}, not measured") from None

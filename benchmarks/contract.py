@@ -59,13 +59,6 @@ class Verdict:
             parts.append("storage moved: " + ", ".join(self.moved))
         return "; ".join(parts)
 
-    def as_dict(self) -> dict:
-        return {"wrong": dict(self.wrong), "total": self.total, "moved": list(self.moved)}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Verdict:
-        return cls(wrong=dict(data["wrong"]), moved=list(data["moved"]))
-
 
 class ContractBroken(AssertionError):
     """A control broke the snapshot contract; the message names where and by how much."""

@@ -215,12 +215,14 @@ def _set_verdict(row: dict, verdict: Verdict, case: Case) -> None:
     row["moved"] = list(verdict.moved)
 
 
+def row_verdict(row: dict) -> Verdict:
+    """The verdict a measured row records (the inverse of `_set_verdict`)."""
+    wrong = {k: v for k, v in row["wrong_elements"].items() if k != "total"}
+    return Verdict(wrong=wrong, moved=list(row["moved"]))
+
+
 def _exact(row: dict) -> bool:
-    return (
-        row["wrong_elements"] is not None
-        and row["wrong_elements"]["total"] == 0
-        and row["storages_moved"] == 0
-    )
+    return row["wrong_elements"] is not None and row_verdict(row).ok
 
 
 def _empty_row(control: str, backend: str, n: int) -> dict:
@@ -276,12 +278,7 @@ def _progress(scenario: Scenario, row: dict, done: int, total: int) -> None:
     elif row["wrong_elements"] is None:
         verdict = "stopped at the small correctness gate"
     else:
-        verdict = Verdict.from_dict(
-            {
-                "wrong": {k: v for k, v in row["wrong_elements"].items() if k != "total"},
-                "moved": row["moved"],
-            }
-        ).describe()
+        verdict = row_verdict(row).describe()
     seconds = f" ({row['seconds']:.1f} s)" if row.get("seconds") else ""
     print(
         f"[writeback {done}/{total}] {scenario.name}.{row['control']} {row['backend']} "
