@@ -79,6 +79,13 @@ class Scenario:
             raise ValueError(f"WRITEBACK_SIZES must be positive element counts: {text!r}")
         return tuple(dict.fromkeys([self.gate_size, *chosen]))
 
+    def left_out(self, size) -> str | None:
+        """Why a knob leaves `size` out of this run (a skip's reason), or None when it runs."""
+        if size in self.chosen_sizes():
+            return None
+        knob = os.environ.get("WRITEBACK_SIZES", "")
+        return f"not run: WRITEBACK_SIZES={knob} leaves size {size} out of this run"
+
     def case(self, control: Control, size) -> Case:
         """Fresh inputs and expectations for one call of `control` at `size`."""
         return (control.make_case or self.make_case)(size)

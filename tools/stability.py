@@ -8,7 +8,7 @@ reports for every correct control at N:
   - `time_over_floor` over the runs, and max/min (goal: at most 1.10);
   - instructions over the first `--instruction-runs` runs, and their spread (goal: at most
     0.1%).
-Writes results/stability/<torch build>.json (the report shows it) and prints Markdown.
+Writes results/stability/<machine>/<torch build>.json (the report shows it) and prints Markdown.
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.machine import machine_name  # noqa: E402  (standard library only)
+
 OUT = ROOT / "results" / "stability"
 FLOOR_GOAL = 1.10
 INSTRUCTION_GOAL = 0.001
@@ -109,9 +113,11 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     summary = summarize(run_checks(args.python, args.runs, args.instruction_runs, args.n), args.n)
-    OUT.mkdir(parents=True, exist_ok=True)
+    summary["machine"] = machine_name()
+    folder = OUT / summary["machine"]
+    folder.mkdir(parents=True, exist_ok=True)
     key = f"torch-{summary['torch_version']}-{summary['torch_git_version'][:8]}"
-    (OUT / f"{key}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (folder / f"{key}.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(render(summary))
     return 0
 
