@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from .. import artifacts
+from .. import artifacts, attribution
 from ..compat import (
     Unsupported,
     build_key,
@@ -182,6 +182,8 @@ def _probe_inductor(row, scenario, control, n, with_cost: bool, root, timing) ->
         case = scenario.case(control, n)
         verdict = check(compiled, case)
     _set_verdict(row, verdict, case)
+    if not verdict.ok:
+        row["attribution"] = attribution.attribute_if_enabled(scenario, control, n)
     if not (with_cost and verdict.ok and scenario.measure_cost):
         return
     row.update(profile_warm_call(compiled, list(scenario.case(control, n).inputs.values())))
@@ -251,6 +253,7 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "instructions": None,
         "instructions_note": "",
         "code_dir": None,
+        "attribution": None,
         "seconds": None,
     }
 
