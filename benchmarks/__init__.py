@@ -7,6 +7,7 @@ The data path, one file (or folder) per step:
     tensordict_swap.py the swaps a real client (TensorDict) users write
     scenario.py        what every scenario module provides (Scenario, Control)
     contract.py        the snapshot contract: values and storage checked after one call
+    attribution.py     a wrong verdict -> the Inductor pass behind it (bisector, then ablation)
     probes/            what is measured about one control: compiled code, scratch, loops, calls
     artifacts.py       where generated code and probe records are kept (under results/)
     asv_classes.py     the asv plumbing shared by every scenario (Correctness, Cost)

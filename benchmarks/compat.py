@@ -99,6 +99,21 @@ def run_and_get_code(fn, *args):
     return capture(fn, *args)
 
 
+def fresh_inductor_cache():
+    """Inductor's own context for a private, temporary cache directory: it also clears the
+    in-process caches that remember paths inside it, on entry and on exit.
+
+    `torch._inductor.utils.fresh_cache`; older releases call it `fresh_inductor_cache` (2.13 and
+    2.15 have both names).
+    """
+    from torch._inductor import utils
+
+    fresh = getattr(utils, "fresh_cache", None) or getattr(utils, "fresh_inductor_cache", None)
+    if fresh is None:
+        raise Unsupported(f"torch {torch.__version__} has no fresh_cache in torch._inductor.utils")
+    return fresh()
+
+
 @functools.lru_cache(maxsize=1)
 def vector_isa() -> str:
     """The vector ISA Inductor generates CPU code for (`avx512`, `avx2`, ... or `scalar`).

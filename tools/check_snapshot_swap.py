@@ -82,7 +82,7 @@ def json_rows(record: dict) -> list[dict]:
         "control", "backend", "n", "wrong_elements", "storages_moved", "gated",
         "scratch_bytes", "scratch_bytes_static", "full_length_loops", "entrypoint_calls",
         "median_s", "samples_s", "instructions", "time_over_floor", "floor_ratio_samples",
-        "skipped", "error", "code_dir",
+        "skipped", "error", "code_dir", "attribution",
     )  # fmt: skip
     ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
     rows = []

@@ -18,8 +18,8 @@ Steps, each printed as it starts:
      every real failure (exit 1 when there is one).
 
 A quick check (`--quick`, or a knob that narrows what is measured: `WRITEBACK_SIZES`,
-`WRITEBACK_INSTRUCTIONS=0`) never touches the history: it runs into .asv/quick/ (results,
-records, report) and leaves results/ and html/ as they were.
+`WRITEBACK_INSTRUCTIONS=0`, `WRITEBACK_ATTRIBUTION=0`) never touches the history: it runs
+into .asv/quick/ (results, records, report) and leaves results/ and html/ as they were.
 
 Interrupted (Ctrl-C), it stops asv and says what was saved: asv writes a build's results once
 its run is complete, so the same command resumes with the builds not yet saved.
@@ -48,7 +48,7 @@ import site_browser  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / ".asv" / "quick"
-KNOBS = ("WRITEBACK_SIZES", "WRITEBACK_INSTRUCTIONS")
+KNOBS = ("WRITEBACK_SIZES", "WRITEBACK_INSTRUCTIONS", "WRITEBACK_ATTRIBUTION")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _narrowing_knobs() -> bool:
-    return bool(os.environ.get("WRITEBACK_SIZES", "").strip()) or (
-        os.environ.get("WRITEBACK_INSTRUCTIONS", "1") == "0"
+    return bool(os.environ.get("WRITEBACK_SIZES", "").strip()) or any(
+        os.environ.get(knob, "1") == "0" for knob in KNOBS[1:]
     )
 
 

@@ -137,6 +137,8 @@ def render(builds: list[BuildResult]) -> str:
                       ""]  # fmt: skip
             continue
         parts += [values_table(build), ""]
+        if attributed := attribution_lines(build):
+            parts += ["Which pass (attribution, with the time it took):", "", *attributed, ""]
         for scenario in cost_scenarios(build):
             parts += [f"Cost of the correct `{scenario}` controls (Inductor):", ""]
             parts += [cost_table(build, scenario), "", ratio_lines(build, scenario), ""]
@@ -289,7 +291,30 @@ def verdict(build: BuildResult, control, backend, n, scenario: str = SCENARIO) -
     named = sorted((k for k in detail if k != "total" and detail[k]), key=_coordinate_order)
     coords = ", ".join(f"{k} {detail[k]}" for k in named)
     moved_text = f"; {int(moved)} storage moved" if moved else ""
-    return f"wrong: {int(wrong)}" + (f" ({coords})" if coords else "") + moved_text
+    found = row.get("attribution") or {}
+    by = f"; pass: {found['pass']}" if found.get("pass") else ""
+    return f"wrong: {int(wrong)}" + (f" ({coords})" if coords else "") + moved_text + by
+
+
+def attribution_lines(build: BuildResult) -> list[str]:
+    """What attribution found for each wrong Inductor row of this build, and its time."""
+    lines = []
+    for (scenario, control, backend, n), row in sorted(build.probe.items(), key=str):
+        found = row.get("attribution")
+        if (
+            backend != "inductor"
+            or not found
+            or str(found.get("note", "")).startswith("attributed at the first wrong size")
+        ):
+            continue
+        if found.get("pass"):
+            number = f", #{found['bisect_number']}" if found.get("bisect_number") else ""
+            how = f"`{found['pass']}` ({found['method']}, {found.get('subsystem') or '-'}{number})"
+        else:
+            how = f"not attributed: {found.get('note')}"
+        seconds = f", {found['seconds']} s" if found.get("seconds") is not None else ""
+        lines.append(f"- {scenario}.{control} ({_size(n)}): {how}{seconds}")
+    return lines
 
 
 def _size(n) -> str:

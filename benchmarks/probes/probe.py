@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from .. import artifacts
+from .. import artifacts, attribution
 from ..compat import (
     Unsupported,
     build_key,
@@ -162,6 +162,7 @@ def _probe_control(
     missing = missing_attributes(control.requires)
     unimportable = import_problem(control.requires_module)
     gate_failed = False
+    first_wrong = None
     for n in sizes:
         for backend in backends:
             row = _empty_row(control.name, backend, n)
@@ -181,7 +182,9 @@ def _probe_control(
             try:
                 if backend == COST_BACKEND:
                     cost = not gate_failed
-                    _probe_inductor(row, scenario, control, n, cost, root, timing)
+                    _probe_inductor(row, scenario, control, n, cost, root, timing, first_wrong)
+                    if first_wrong is None and row.get("attribution"):
+                        first_wrong = n
                 else:
                     _probe_plain(row, scenario, control, n, backend)
             except Unsupported as exc:
@@ -204,7 +207,11 @@ def _probe_plain(row, scenario, control, n, backend) -> None:
     _set_verdict(row, verdict, case)
 
 
-def _probe_inductor(row, scenario, control, n, with_cost: bool, root, timing) -> None:
+def _probe_inductor(
+    row, scenario, control, n, with_cost: bool, root, timing, attribute_at=None
+) -> None:
+    """Compile, keep the code, check; attribute a wrong verdict (only at the control's first
+    wrong size: `attribute_at` names it once known); for a correct one, measure the cost."""
     compiled, wrappers = compile_and_capture(control.fn, scenario.case(control, n).inputs.values())
     if root is not None:
         folder = artifacts.code_dir(
@@ -216,6 +223,12 @@ def _probe_inductor(row, scenario, control, n, with_cost: bool, root, timing) ->
         case = scenario.case(control, n)
         verdict = check(compiled, case)
     _set_verdict(row, verdict, case)
+    if not verdict.ok:
+        row["attribution"] = (
+            attribution.attribute_if_enabled(scenario, control, n)
+            if attribute_at is None
+            else attribution.empty_result(f"attributed at the first wrong size, {attribute_at}")
+        )
     if not (with_cost and verdict.ok and scenario.measure_cost):
         return
     row.update(profile_warm_call(compiled, list(scenario.case(control, n).inputs.values())))
@@ -285,6 +298,7 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "instructions": None,
         "instructions_note": "",
         "code_dir": None,
+        "attribution": None,
         "seconds": None,
         "measured_at": None,
     }
