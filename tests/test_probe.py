@@ -186,3 +186,20 @@ def test_case_builder_expectations_are_independent_copies():
     case: Case = snapshot_swap.make_case(4)
     case.inputs["a"].add_(100)
     assert case.after["b"][0].item() == 0.0
+
+
+def test_a_failed_instruction_count_is_a_failure_where_valgrind_is_installed(monkeypatch):
+    note = "callgrind run failed (exit 1): boom"
+    row = {"control": "c", "backend": "inductor", "n": 3, "scratch_bytes": 0,
+           "instructions": None, "instructions_note": note}  # fmt: skip
+    record = {"scenario": "toy_swap", "rows": [row]}
+    monkeypatch.setattr(asv_classes.instructions, "valgrind_problem", lambda: None)
+    with pytest.raises(RuntimeError, match="although valgrind is installed: callgrind run failed"):
+        asv_classes._require_instructions(record, "c", 3)
+    monkeypatch.setattr(asv_classes.instructions, "valgrind_problem", lambda: "valgrind not found")
+    with pytest.raises(Unsupported, match="instructions not counted"):
+        asv_classes._require_instructions(record, "c", 3)
+    row["instructions_note"] = asv_classes.INSTRUCTIONS_OFF
+    monkeypatch.setattr(asv_classes.instructions, "valgrind_problem", lambda: None)
+    with pytest.raises(Unsupported, match="WRITEBACK_INSTRUCTIONS=0"):
+        asv_classes._require_instructions(record, "c", 3)
