@@ -20,6 +20,7 @@ from .compat import Unsupported, set_single_thread
 from .contract import ContractBroken, check, require
 from .probes.compiled import build
 from .probes.probe import find_row, probe_scenario, row_verdict
+from .probes.runtime import FloorDefect
 from .scenario import BACKENDS, COST_BACKEND, Scenario
 
 
@@ -57,6 +58,17 @@ def _require_instructions(record, control, n):
     row = find_row(record, control, COST_BACKEND, n)
     if row["scratch_bytes"] is not None and row["instructions"] is None:
         raise Unsupported(f"instructions not counted: {row['instructions_note']}")
+
+
+def _require_floor(record, control, n):
+    """`track_time_over_floor`'s own setup: a skip where the floor could not be measured (no
+    floor operands, no extension), a failure naming both times where it is defective."""
+    row = find_row(record, control, COST_BACKEND, n)
+    where = f"{record['scenario']}.{control} (n={n})"
+    if row["floor_defect"]:
+        raise FloorDefect(f"{where}: {row['floor_defect']}", row)
+    if row["scratch_bytes"] is not None and row["time_over_floor"] is None:
+        raise Unsupported(f"{where}: no time over floor: {row['floor_note']}")
 
 
 _SCENARIOS: dict[str, Scenario] = {}
@@ -195,10 +207,13 @@ class Cost(_ScenarioBenchmarks):
     track_entrypoint_calls.unit = "calls"
 
     def track_time_over_floor(self, record, control, n):
-        """Warm call time over the floor's (a copy of 2n FP32 elements), interleaved samples."""
+        """Warm call time over the physical floor's (a fused in-place swap of the same two
+        tensors), interleaved samples."""
         return self.row["time_over_floor"]
 
     track_time_over_floor.unit = "x floor"
+    track_time_over_floor.setup = _require_floor
+    track_time_over_floor.version = "writeback-floor-2"  # was: over ATen's copy of 2n elements
 
     def track_instructions(self, record, control, n):
         """Instructions per warm call of the compiled graph (callgrind)."""
