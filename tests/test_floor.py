@@ -73,8 +73,8 @@ def test_a_control_faster_than_the_floor_is_a_floor_defect_naming_both_times():
     assert "floor defect: the control took" in message
     assert message.count(" ms") == 2  # both times, control and floor
     assert raised.value.figures["time_over_floor"] < runtime.FLOOR_DEFECT_BELOW
-    # an even number of floor calls per round leaves the inputs as they were
-    assert raised.value.figures["floor_calls_per_round"][1] % 2 == 0
+    # an even number of floor calls per sub-block leaves the inputs as they were
+    assert raised.value.figures["floor_calls_per_sub_block"][1] % 2 == 0
     assert torch.equal(a, old_a) and torch.equal(b, old_b)
 
 

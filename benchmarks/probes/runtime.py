@@ -62,7 +62,8 @@ def warm_call_samples(fn, next_inputs, warmup: int, samples: int) -> list[float]
 
 
 FLOOR_ROUNDS = 41
-BLOCK_SECONDS = 0.002
+SUB_BLOCKS = 10
+SUB_BLOCK_SECONDS = 0.0002
 FLOOR_DEFECT_BELOW = 0.95
 """A correct control measured this far under the floor means the floor is not the least
 work a swap needs on this machine: the ratio would mean nothing, so it is an error."""
@@ -92,30 +93,29 @@ def floor_figures(fn, next_inputs, operands_of) -> dict:
 def ratio_to_floor(fn, next_inputs, operands_of, rounds: int = FLOOR_ROUNDS) -> dict:
     """Warm-call time of `fn` as a multiple of the physical floor's, measured side by side.
 
-    The floor (`floor.swap_kernel`) swaps `operands_of(inputs)`: the
-    two tensors the control itself swaps, in the inputs the control gets. Each round times a
-    block of control calls, then a block of floor calls of about the same length (>= 2 ms
-    each, an even number of floor calls, so the inputs end each round as the floor found
-    them); the ratio of the two is one sample, so drift between rounds cancels. Returns the
-    median ratio and every sample; raises `FloorDefect` when the median is below
-    `FLOOR_DEFECT_BELOW`.
+    The floor (`floor.swap_kernel`) swaps `operands_of(inputs)`: the two tensors the control
+    itself swaps, in the inputs the control gets. Each round times a block of control calls,
+    then a block of floor calls (about 2 ms each, or 10 calls), each block in `SUB_BLOCKS`
+    sub-blocks of >= 0.2 ms; the round's sample is the fastest control sub-block over the
+    fastest floor sub-block (per call), so a sub-block the scheduler interrupted (another
+    process on a shared core) drops out, and drift between rounds cancels. Floor sub-blocks
+    make an even number of calls, so the inputs end each round as the floor found them.
+    Returns the median of the rounds' ratios and every sample; raises `FloorDefect` when the
+    median is below `FLOOR_DEFECT_BELOW`.
     """
     swap = swap_kernel()
     with torch.no_grad():
         control_call = warm_call_samples(fn, next_inputs, warmup=3, samples=5)
         operands = checked_operands(*operands_of(next_inputs()))
         floor_call = min(_block_seconds(swap, operands, 2) for _ in range(3)) or 1e-9
-        control_reps = max(1, round(BLOCK_SECONDS / max(min(control_call), 1e-9)))
-        floor_reps = 2 * max(1, round(BLOCK_SECONDS / (2 * floor_call)))
+        control_reps = max(1, round(SUB_BLOCK_SECONDS / max(min(control_call), 1e-9)))
+        floor_reps = 2 * max(1, round(SUB_BLOCK_SECONDS / (2 * floor_call)))
         ratios, control_times, floor_times = [], [], []
         for _ in range(rounds):
             inputs = next_inputs()
             operands = operands_of(inputs)
-            start = time.perf_counter()
-            for _ in range(control_reps):
-                fn(*inputs)
-            control = (time.perf_counter() - start) / control_reps
-            floor_time = _block_seconds(swap, operands, floor_reps)
+            control = min(_block_seconds(fn, inputs, control_reps) for _ in range(SUB_BLOCKS))
+            floor_time = min(_block_seconds(swap, operands, floor_reps) for _ in range(SUB_BLOCKS))
             ratios.append(control / floor_time)
             control_times.append(control)
             floor_times.append(floor_time)
@@ -127,7 +127,8 @@ def ratio_to_floor(fn, next_inputs, operands_of, rounds: int = FLOOR_ROUNDS) -> 
         "floor_median_s": statistics.median(floor_times),
         "control_median_s": statistics.median(control_times),
         "floor_rounds": rounds,
-        "floor_calls_per_round": [control_reps, floor_reps],
+        "floor_calls_per_sub_block": [control_reps, floor_reps],
+        "floor_sub_blocks": SUB_BLOCKS,
         "floor_kernel": description(),
     }
     if figures["time_over_floor"] < FLOOR_DEFECT_BELOW:
