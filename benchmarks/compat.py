@@ -146,9 +146,8 @@ def inductor_cxx() -> str:
             raise Unsupported(f"torch {torch.__version__} names no Inductor C++ compiler") from exc
     try:
         return get_cpp_compiler()
-    except (
-        Exception
-    ) as exc:  # Inductor's own "no valid compiler" error, which moved between releases
+    # Inductor's own "no valid compiler" error, whose class moved between releases
+    except Exception as exc:
         raise Unsupported(cxx_compiler_problem() or f"no C++ compiler for Inductor: {exc}") from exc
 
 

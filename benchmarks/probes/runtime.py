@@ -113,7 +113,7 @@ def ratio_to_floor(fn, next_inputs, operands_of, rounds: int = FLOOR_ROUNDS) -> 
         ratios, control_times, floor_times = [], [], []
         for _ in range(rounds):
             inputs = next_inputs()
-            operands = operands_of(inputs)
+            operands = checked_operands(*operands_of(inputs))
             control = min(_block_seconds(fn, inputs, control_reps) for _ in range(SUB_BLOCKS))
             floor_time = min(_block_seconds(swap, operands, floor_reps) for _ in range(SUB_BLOCKS))
             ratios.append(control / floor_time)
