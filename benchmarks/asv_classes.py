@@ -28,6 +28,7 @@ from .machine import machine_name
 from .probes import instructions
 from .probes.compiled import build
 from .probes.probe import find_row, isa, probe_scenario, row_verdict
+from .probes.runtime import FloorDefect
 from .scenario import BACKENDS, COST_BACKEND, Scenario
 
 INSTRUCTIONS_OFF = "not counted: WRITEBACK_INSTRUCTIONS=0"
@@ -81,6 +82,17 @@ def _require_instructions(record, control, n):
     if note == INSTRUCTIONS_OFF or instructions.valgrind_problem():
         raise Unsupported(f"instructions not counted: {note}")
     raise RuntimeError(f"instructions not counted although valgrind is installed: {note}")
+
+
+def _require_floor(record, control, n):
+    """`track_time_over_floor`'s own setup: a skip where the floor could not be measured (no
+    floor operands, no extension), a failure naming both times where it is defective."""
+    row = find_row(record, control, COST_BACKEND, n)
+    where = f"{record['scenario']}.{control} (n={n})"
+    if row["floor_defect"]:
+        raise FloorDefect(f"{where}: {row['floor_defect']}", row)
+    if row["scratch_bytes"] is not None and row["time_over_floor"] is None:
+        raise Unsupported(f"{where}: no time over floor: {row['floor_note']}")
 
 
 _SCENARIOS: dict[str, Scenario] = {}
@@ -221,10 +233,13 @@ class Cost(_ScenarioBenchmarks):
     track_entrypoint_calls.unit = "calls"
 
     def track_time_over_floor(self, record, control, n):
-        """Warm call time over the floor's (a copy of 2n FP32 elements), interleaved samples."""
+        """Warm call time over the physical floor's (a fused in-place swap of the same two
+        tensors), interleaved samples."""
         return self.row["time_over_floor"]
 
     track_time_over_floor.unit = "x floor"
+    track_time_over_floor.setup = _require_floor
+    track_time_over_floor.version = "writeback-floor-2"  # was: over ATen's copy of 2n elements
 
     def track_instructions(self, record, control, n):
         """Instructions per warm call of the compiled graph (callgrind)."""

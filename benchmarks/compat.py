@@ -146,6 +146,26 @@ def cxx_compiler_problem() -> str | None:
     )
 
 
+def inductor_cxx() -> str:
+    """The C++ compiler Inductor builds its CPU kernels with (a path or a command name).
+
+    `torch._inductor.cpp_builder.get_cpp_compiler` from 2.5 on, `codecache.cpp_compiler` from
+    2.0 to 2.4; both search `config.cpp.cxx` and honour `$CXX`.
+    """
+    try:
+        from torch._inductor.cpp_builder import get_cpp_compiler
+    except ImportError:
+        try:
+            from torch._inductor.codecache import cpp_compiler as get_cpp_compiler
+        except ImportError as exc:
+            raise Unsupported(f"torch {torch.__version__} names no Inductor C++ compiler") from exc
+    try:
+        return get_cpp_compiler()
+    # Inductor's own "no valid compiler" error, whose class moved between releases
+    except Exception as exc:
+        raise Unsupported(cxx_compiler_problem() or f"no C++ compiler for Inductor: {exc}") from exc
+
+
 def profiled_call(fn, *args):
     """Call `fn(*args)` once under the CPU profiler with memory events, return the profile."""
     activities = [torch.profiler.ProfilerActivity.CPU]

@@ -72,14 +72,18 @@ def project(tmp_path_factory):
     return work
 
 
+def environment(machine: str, env: dict | None = None) -> dict:
+    """The environment of a user's run: this machine, no knob unless `env` sets one (the
+    tests' conftest sets some for the tests' own process)."""
+    knobs = ("SIZES", "INSTRUCTIONS", "ISA", "ATTRIBUTION", "ARTIFACTS", "CACHE")
+    clean = {k: v for k, v in os.environ.items() if k not in {f"WRITEBACK_{n}" for n in knobs}}
+    return {**clean, "WRITEBACK_MACHINE": machine, **(env or {})}
+
+
 def history(work, *args, machine="m1", env=None, check=True):
-    environment = {**os.environ, "WRITEBACK_MACHINE": machine, **(env or {})}
-    for knob in ("WRITEBACK_SIZES", "WRITEBACK_INSTRUCTIONS", "WRITEBACK_ISA"):
-        if knob not in (env or {}):
-            environment.pop(knob, None)
     command = [sys.executable, "tools/history.py", "--no-site-check", *args]
-    result = subprocess.run(command, cwd=work, env=environment, capture_output=True, text=True,
-                            timeout=1800)  # fmt: skip
+    result = subprocess.run(command, cwd=work, env=environment(machine, env),
+                            capture_output=True, text=True, timeout=1800)  # fmt: skip
     if check and result.returncode != 0:
         raise AssertionError(f"{args} exited {result.returncode}:\n{result.stdout[-5000:]}\n"
                              f"{result.stderr[-3000:]}")  # fmt: skip
@@ -183,10 +187,9 @@ def test_a_real_failure_is_named_and_fails_the_run(full):
 
 
 def test_an_interrupted_run_says_so_in_one_line_and_resumes(full):
-    environment = {**os.environ, "WRITEBACK_MACHINE": "m4", "WBPROBE_SLEEP": "4"}
-    environment.pop("WRITEBACK_SIZES", None)
     process = subprocess.Popen(
-        [sys.executable, "tools/history.py", "--no-site-check"], cwd=full, env=environment,
+        [sys.executable, "tools/history.py", "--no-site-check"], cwd=full,
+        env=environment("m4", {"WBPROBE_SLEEP": "4"}),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     first = commits(full)["a"]

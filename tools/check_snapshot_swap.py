@@ -11,7 +11,9 @@ control) and the ratios between the correct controls' median warm calls.
 
 Exit status: 0 when the check ran (wrong compiled controls are findings, shown in the
 tables); 1 when an eager reference broke the contract (the reference itself is wrong, so no
-verdict can be trusted); 2 for bad usage or a torch other than --expect-torch.
+verdict can be trusted) or a correct control measured below the physical floor (the floor is
+not the least work, so no time over floor can be trusted); 2 for bad usage or a torch other
+than --expect-torch.
 """
 
 from __future__ import annotations
@@ -73,7 +75,13 @@ def main(argv: list[str] | None = None) -> int:
             f"broke the contract: {_cell(row)}",
             file=sys.stderr,
         )
-    return 1 if broken_references else 0
+    floor_defects = [r for r in rows if r.get("floor_defect")]
+    for row in floor_defects:
+        print(
+            f"error: {row['scenario']}.{row['control']} at n={row['n']}: {row['floor_defect']}",
+            file=sys.stderr,
+        )
+    return 1 if broken_references or floor_defects else 0
 
 
 def json_rows(record: dict) -> list[dict]:
@@ -82,6 +90,7 @@ def json_rows(record: dict) -> list[dict]:
         "control", "backend", "n", "wrong_elements", "storages_moved", "gated",
         "scratch_bytes", "scratch_bytes_static", "full_length_loops", "entrypoint_calls",
         "median_s", "samples_s", "instructions", "time_over_floor", "floor_ratio_samples",
+        "floor_median_s", "control_median_s", "floor_kernel", "floor_note", "floor_defect",
         "skipped", "error", "code_dir", "attribution",
     )  # fmt: skip
     ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
@@ -127,7 +136,7 @@ def cost_table(rows: list[dict]) -> str:
             f"| {row['control']} | {row['n']:,} | {_bytes(row['scratch_bytes'])} | "
             f"{_bytes(row['scratch_bytes_static'])}{_mismatch(row)} | {row['full_length_loops']} "
             f"| {row['entrypoint_calls']} | {row['median_s'] * 1e3:.6f} ms "
-            f"| {len(row['samples_s'])} | {_times(row['time_over_floor'])} "
+            f"| {len(row['samples_s'])} | {_floor(row)} "
             f"| {_count(row['instructions'], row.get('instructions_note'))} |"
         )
     if len(lines) == 2:
@@ -195,8 +204,12 @@ def _bytes(value: int | None) -> str:
     return f"{value:,} B ({value / MIB:g} MiB)" if value >= MIB else f"{value:,} B"
 
 
-def _times(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f} x"
+def _floor(row: dict) -> str:
+    if row["floor_defect"]:
+        return f"FLOOR DEFECT ({row['time_over_floor']:.2f} x, see below)"
+    if row["time_over_floor"] is None:
+        return f"n/a ({row['floor_note']})"
+    return f"{row['time_over_floor']:.2f} x"
 
 
 def _count(value: int | None, note: str | None) -> str:

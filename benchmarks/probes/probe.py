@@ -37,7 +37,7 @@ from ..scenario import BACKENDS, COST_BACKEND, Control, Scenario
 from . import instructions
 from .compiled import build, compile_and_capture
 from .generated_code import full_length_loops, static_scratch
-from .runtime import profile_warm_call, ratio_to_floor, warm_call_samples
+from .runtime import floor_figures, profile_warm_call, warm_call_samples
 
 
 def probe_scenario(
@@ -238,7 +238,8 @@ def _probe_inductor(
     else:
         row["scratch_static_note"] = "; ".join(s.reason for s in statics if s.reason)
     row["full_length_loops"] = sum(full_length_loops(wrapper, n) for wrapper in wrappers)
-    row.update(ratio_to_floor(compiled, _inputs_for_timing(scenario, control, n), n))
+    operands_of = scenario.floor_operands_of(control)
+    row.update(floor_figures(compiled, _inputs_for_timing(scenario, control, n), operands_of))
     if timing:
         warmup, samples = timing
         row["samples_s"] = warm_call_samples(
@@ -295,6 +296,8 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "samples_s": None,
         "time_over_floor": None,
         "floor_ratio_samples": None,
+        "floor_note": "",
+        "floor_defect": None,
         "instructions": None,
         "instructions_note": "",
         "code_dir": None,
