@@ -3,8 +3,9 @@
 A fused in-place swap (`t = a[i]; a[i] = b[i]; b[i] = t`) reads both tensors once and writes
 both once, in one pass, with no scratch. It is compiled once per machine and torch build by
 `torch.utils.cpp_extension.load_inline`, with the C++ compiler Inductor uses, optimised for
-this host (`-O3 -march=native`) and without threads, into `.asv/floor/<machine>/<torch build>/` of the
-project: two builds never share an extension binary. Where it cannot be built (no compiler,
+this host (`-O3 -march=native`) and without threads, into
+`.asv/floor/<machine>/<torch build>/` of the project: two builds or machines never share an
+extension binary. Where it cannot be built (no compiler,
 no ninja, no headers in the build, a compile error) `swap_kernel` raises `Unsupported` with
 the reason; there is no fallback.
 """
