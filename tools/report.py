@@ -120,7 +120,9 @@ def failures(builds: list[BuildResult]) -> list[Failure]:
             for combo, value in combos.items():
                 if value is None:
                     row = _row_for(build, scenario, key, combo)
-                    reason = row.get("error") or "see `asv run --show-stderr` for the traceback"
+                    defect = row.get("floor_defect") if key.endswith("time_over_floor") else None
+                    reason = (row.get("error") or defect
+                              or "see `asv run --show-stderr` for the traceback")  # fmt: skip
                     name = f"{key}({', '.join(map(str, combo))})"
                     found.append(Failure(build.tag, build.machine, build.commit, name, reason))
     return found
