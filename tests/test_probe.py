@@ -6,6 +6,7 @@ that are wrong or unavailable by construction test the gate and the skip.
 """
 
 import json
+import re
 
 import pytest
 import torch
@@ -13,7 +14,10 @@ import torch
 from benchmarks import asv_classes, snapshot_swap
 from benchmarks.compat import Unsupported
 from benchmarks.contract import Case, ContractBroken
+from benchmarks.probes import probe
+from benchmarks.probes.compiled import build, compile_and_capture
 from benchmarks.probes.probe import find_row, probe_scenario
+from benchmarks.probes.runtime import profile_warm_call
 from benchmarks.scenario import Control, Scenario
 
 pytestmark = pytest.mark.slow
@@ -164,3 +168,53 @@ def test_case_builder_expectations_are_independent_copies():
     case: Case = snapshot_swap.make_case(4)
     case.inputs["a"].add_(100)
     assert case.after["b"][0].item() == 0.0
+
+
+def add_one(x):
+    x.add_(1)
+    return x
+
+
+def _add_one_case(n: int) -> Case:
+    x = torch.arange(n, dtype=torch.float32)
+    return Case(inputs={"x": x}, after={"x": x + 1}, returns={"x": x + 1})
+
+
+ADD_ONE = Scenario(
+    name="add_one", controls=(Control("add_one", add_one),), sizes=(3,), make_case=_add_one_case
+)
+
+
+def test_a_kernel_loop_the_parser_cannot_read_fails_the_row_naming_it(monkeypatch):
+    """The real compile and its verdict; the wrapper's first C++ loop gets a header of a form
+    the loop parser does not read (a range-based for)."""
+
+    def capture_then_garble(fn, inputs):
+        compiled, wrappers = compile_and_capture(fn, inputs)
+        kernel_at = wrappers[0].index("async_compile.cpp")
+        head, tail = wrappers[0][:kernel_at], wrappers[0][kernel_at:]
+        garbled = re.sub(r"\bfor\s*\(", "for (auto x0 : unread_range) for(", tail, count=1)
+        assert garbled != tail
+        return compiled, [head + garbled]
+
+    monkeypatch.setattr(probe, "compile_and_capture", capture_then_garble)
+    record = probe_scenario(ADD_ONE, backends=("inductor",), count_instructions=False)
+    row = find_row(record, "add_one", "inductor", 3)
+    assert row["wrong_elements"]["total"] == 0, row  # the verdict was measured first
+    assert "UnreadableCode" in row["error"] and "auto x0 : unread_range" in row["error"], row
+    assert row["full_length_loops"] is None
+
+
+def test_a_call_that_enters_no_compiled_graph_fails_listing_the_events_seen():
+    x = torch.arange(3, dtype=torch.float32)
+    with pytest.raises(RuntimeError, match=r"neither .*events seen: .*aten::add_"):
+        profile_warm_call(add_one, [x])
+
+
+def test_a_compiled_call_counts_its_entrypoint():
+    compiled = build(add_one, "inductor")
+    x = torch.arange(3, dtype=torch.float32)
+    with torch.no_grad():
+        compiled(x)
+    figures = profile_warm_call(compiled, [x])
+    assert figures["entrypoint_calls"] == 1, figures
