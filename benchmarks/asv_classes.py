@@ -15,6 +15,8 @@ from __future__ import annotations
 import abc
 import os
 
+import torch
+
 from .artifacts import root as artifacts_root
 from .compat import Unsupported, set_single_thread
 from .contract import ContractBroken, check, require
@@ -117,12 +119,14 @@ class Correctness(_ScenarioBenchmarks):
 
 def _prepare_timed_call(record, control, n):
     """`time_warm_call`'s own setup (asv runs it after the class setup): compile the control
-    in this process, check the contract on the very function that will be timed."""
+    in this process, check the contract on the very function that will be timed. Every call
+    of it runs without grad, as the probe's verified compile does (grad mode is in dynamo's
+    guards: a call with grad would time another compile)."""
     scenario = _SCENARIOS[record["scenario"]]
     if scenario.calls_need_fresh_inputs:
         raise Unsupported(f"{scenario.name}: timing with fresh inputs per call is not built yet")
     chosen = scenario.control(control)
-    fn = build(chosen.fn, COST_BACKEND)
+    fn = torch.no_grad()(build(chosen.fn, COST_BACKEND))
     first = scenario.case(chosen, n)
     fn(*first.inputs.values())  # compiles; a cache hit after setup_cache
     require(check(fn, scenario.case(chosen, n)), f"{scenario.name}.{control} (timed, n={n})")

@@ -218,3 +218,25 @@ def test_a_compiled_call_counts_its_entrypoint():
         compiled(x)
     figures = profile_warm_call(compiled, [x])
     assert figures["entrypoint_calls"] == 1, figures
+
+
+def test_the_timed_function_is_compiled_checked_and_timed_without_grad(monkeypatch):
+    """Like the verdict, scratch, floor and kept code: grad mode is in dynamo's guards, so a
+    call with grad would time another compile than the one verified."""
+    grad_modes = []
+
+    def recording_build(fn, backend):
+        compiled = build(fn, backend)
+
+        def call(*args):
+            grad_modes.append(torch.is_grad_enabled())
+            return compiled(*args)
+
+        return call
+
+    monkeypatch.setattr(asv_classes, "build", recording_build)
+    monkeypatch.setitem(asv_classes._SCENARIOS, ADD_ONE.name, ADD_ONE)
+    record = {"scenario": ADD_ONE.name}
+    asv_classes._prepare_timed_call(record, "add_one", 3)
+    asv_classes.Cost.time_warm_call(None, record, "add_one", 3)
+    assert grad_modes == [False, False, False]  # compile, checked call, timed call
