@@ -55,8 +55,11 @@ def _usable(record: dict, control: str, backend: str, n: int) -> dict:
 
 
 def _require_instructions(record, control, n):
-    """`track_instructions`' own setup: a skip, with the reason, where none were counted."""
+    """`track_instructions`' own setup: a skip, with the reason, where none were counted; a
+    failure where the counted code failed its checks."""
     row = find_row(record, control, COST_BACKEND, n)
+    if row["instructions_error"]:
+        raise RuntimeError(f"instructions not counted: {row['instructions_error']}")
     if row["scratch_bytes"] is not None and row["instructions"] is None:
         raise Unsupported(f"instructions not counted: {row['instructions_note']}")
 

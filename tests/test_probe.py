@@ -7,6 +7,7 @@ that are wrong or unavailable by construction test the gate and the skip.
 
 import json
 import re
+import shutil
 
 import pytest
 import torch
@@ -14,8 +15,8 @@ import torch
 from benchmarks import asv_classes, snapshot_swap
 from benchmarks.compat import Unsupported
 from benchmarks.contract import Case, ContractBroken
-from benchmarks.probes import probe
-from benchmarks.probes.compiled import build, compile_and_capture
+from benchmarks.probes import instructions, probe
+from benchmarks.probes.compiled import build, compile_and_capture, graph_input_order
 from benchmarks.probes.probe import find_row, probe_scenario
 from benchmarks.probes.runtime import profile_warm_call
 from benchmarks.scenario import Control, Scenario
@@ -240,3 +241,71 @@ def test_the_timed_function_is_compiled_checked_and_timed_without_grad(monkeypat
     asv_classes._prepare_timed_call(record, "add_one", 3)
     asv_classes.Cost.time_warm_call(None, record, "add_one", 3)
     assert grad_modes == [False, False, False]  # compile, checked call, timed call
+
+
+def _costed(record):
+    rows = [r for r in record["rows"] if r["backend"] == "inductor" and r["scratch_bytes"]]
+    if not rows:
+        pytest.skip(f"no swap control is compiled correctly on torch {torch.__version__}")
+    return rows
+
+
+def _specs(record, rows):
+    return [
+        instructions.case_spec(str(i), snapshot_swap.SWAP, row, record["isa"])
+        for i, row in enumerate(rows)
+    ]
+
+
+def _run_counting_child(folder, cases) -> dict:
+    """The valgrind child without valgrind: its collection toggles do nothing natively."""
+    return instructions.run_child(folder, cases, [], None, timeout=600)
+
+
+def test_the_counting_child_checks_the_kept_code_and_its_contract(swap_record, tmp_path):
+    record, _ = swap_record
+    cases = _specs(record, _costed(record))
+    report = _run_counting_child(tmp_path, cases)
+    assert report == {"counted": [case["key"] for case in cases], "broken": {}}
+
+
+def test_the_counting_child_refuses_code_other_than_the_kept_kernels(swap_record, tmp_path):
+    record, _ = swap_record
+    kept_row, edited_row = _costed(record)[0], dict(_costed(record)[0])
+    edited = tmp_path / "edited"
+    shutil.copytree(kept_row["code_dir"], edited)
+    (edited / "kernels.cpp").write_text((edited / "kernels.cpp").read_text() + "// edited\n")
+    edited_row["code_dir"] = str(edited)
+    report = _run_counting_child(tmp_path, _specs(record, [kept_row, edited_row]))
+    assert report["counted"] == ["0"]  # the other case is still counted
+    assert list(report["broken"]) == ["1"]
+    assert (
+        "edited/wrapper.py: its C++ is not the kernels.cpp kept beside it" in report["broken"]["1"]
+    )
+
+
+def test_the_counting_child_fails_on_code_that_breaks_the_contract(swap_record, tmp_path):
+    """The kept code of a control Inductor miscompiles on this build, counted as if correct."""
+    record, _ = swap_record
+    wrong = [
+        r
+        for r in record["rows"]
+        if r["backend"] == "inductor" and r["wrong_elements"]["total"] and r["code_dir"]
+    ]
+    if not wrong:
+        pytest.skip(f"no swap control is miscompiled on torch {torch.__version__}")
+    row = dict(wrong[0])
+    control = snapshot_swap.SWAP.control(row["control"])
+    row["input_order"] = graph_input_order(control.fn, snapshot_swap.make_case(row["n"]).inputs)
+    cases = _specs(record, [row, row])
+    cases[1]["isa"] = "another-isa"  # as if generated on another machine
+    report = _run_counting_child(tmp_path, cases)
+    assert report["counted"] == []
+    assert "the first call of the counted code broke the contract" in report["broken"]["0"]
+    assert "here Inductor builds" not in report["broken"]["0"]
+    assert f"for {record['isa']}, not for the another-isa" in report["broken"]["1"]
+
+
+def test_the_graph_takes_its_inputs_in_first_use_order():
+    order = graph_input_order(snapshot_swap.foreach_clones, snapshot_swap.make_case(3).inputs)
+    assert order == ["b", "a"]  # b.clone() comes first

@@ -82,7 +82,7 @@ def json_rows(record: dict) -> list[dict]:
         "control", "backend", "n", "wrong_elements", "storages_moved", "gated",
         "scratch_bytes", "scratch_bytes_static", "full_length_loops", "entrypoint_calls",
         "median_s", "samples_s", "instructions", "time_over_floor", "floor_ratio_samples",
-        "skipped", "error", "code_dir",
+        "skipped", "error", "code_dir", "instructions_note", "instructions_error",
     )  # fmt: skip
     ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
     rows = []
@@ -128,7 +128,7 @@ def cost_table(rows: list[dict]) -> str:
             f"{_bytes(row['scratch_bytes_static'])}{_mismatch(row)} | {row['full_length_loops']} "
             f"| {row['entrypoint_calls']} | {row['median_s'] * 1e3:.6f} ms "
             f"| {len(row['samples_s'])} | {_times(row['time_over_floor'])} "
-            f"| {_count(row['instructions'], row.get('instructions_note'))} |"
+            f"| {_instructions(row)} |"
         )
     if len(lines) == 2:
         lines.append("| (no control was correct under Inductor) | | | | | | | | | |")
@@ -199,8 +199,12 @@ def _times(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.2f} x"
 
 
-def _count(value: int | None, note: str | None) -> str:
-    return f"{value:,}" if value is not None else f"n/a ({note})" if note else "n/a"
+def _instructions(row: dict) -> str:
+    if row["instructions"] is not None:
+        return f"{row['instructions']:,}"
+    if row["instructions_error"]:
+        return f"FAILED ({row['instructions_error']})"
+    return f"n/a ({row['instructions_note']})" if row["instructions_note"] else "n/a"
 
 
 def _mismatch(row: dict) -> str:
