@@ -25,7 +25,7 @@ inputs are rebuilt outside the wrapper, by the runtime around it. A failed check
 count (`CountedCodeBroken`) instead of giving a number.
 
 Python's string hashing is seeded per process, and the dict lookups on the call's path
-follow the seed: with a random seed a count at N=3 moved by up to 0.3% between processes, with
+follow the seed: with a random seed a count at N=3 moved by 0.22% between two processes here, with
 a fixed one (`PYTHONHASHSEED=0` in the child) it repeats to the instruction.
 
 Run as a module, it is the child that valgrind runs:
