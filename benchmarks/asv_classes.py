@@ -21,6 +21,8 @@ from __future__ import annotations
 import abc
 import os
 
+import torch
+
 from . import artifacts
 from .compat import Unsupported, build_key, set_single_thread
 from .contract import check, require
@@ -73,13 +75,16 @@ def _usable(record: dict, control: str, backend: str, n: int) -> dict:
 
 
 def _require_instructions(record, control, n):
-    """`track_instructions`' own setup: a skip where valgrind is missing or a knob turned the
-    count off; a failure where valgrind is here and the count failed."""
+    """`track_instructions`' own setup: a failure where the counted code failed its checks,
+    or where valgrind is here and the count failed; a skip where valgrind is missing, cannot run
+    this ISA's code, or a knob turned the count off."""
     row = find_row(record, control, COST_BACKEND, n)
+    if row.get("instructions_error"):
+        raise RuntimeError(f"instructions not counted: {row['instructions_error']}")
     if row["scratch_bytes"] is None or row["instructions"] is not None:
         return
     note = row["instructions_note"]
-    if note == INSTRUCTIONS_OFF or instructions.valgrind_problem():
+    if note == INSTRUCTIONS_OFF or instructions.valgrind_problem(record.get("isa")):
         raise Unsupported(f"instructions not counted: {note}")
     raise RuntimeError(f"instructions not counted although valgrind is installed: {note}")
 
@@ -153,13 +158,15 @@ class Correctness(_ScenarioBenchmarks):
 
 def _prepare_timed_call(record, control, n):
     """`time_warm_call`'s own setup (asv runs it after the class setup): compile the control
-    in this process, check the contract on the very function that will be timed."""
+    in this process, check the contract on the very function that will be timed. Every call
+    of it runs without grad, as the probe's verified compile does (grad mode is in dynamo's
+    guards: a call with grad would time another compile)."""
     scenario = _SCENARIOS[record["scenario"]]
     if scenario.calls_need_fresh_inputs:
         raise Unsupported(f"{scenario.name}: timing with fresh inputs per call is not built yet")
     chosen = scenario.control(control)
     artifacts.use_inductor_cache(inductor_cache())  # the cache setup_cache just filled
-    fn = build(chosen.fn, COST_BACKEND)
+    fn = torch.no_grad()(build(chosen.fn, COST_BACKEND))
     first = scenario.case(chosen, n)
     fn(*first.inputs.values())  # compiles; a cache hit after setup_cache
     require(check(fn, scenario.case(chosen, n)), f"{scenario.name}.{control} (timed, n={n})")

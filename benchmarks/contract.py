@@ -86,12 +86,31 @@ def check(call, case: Case) -> Verdict:
 
 
 def count_wrong(got, expected: torch.Tensor) -> int:
-    """Elements of `got` that differ from `expected`; all of them when it is not comparable."""
+    """Elements of `got` whose bits differ from `expected`'s; all of them when not comparable.
+
+    Bitwise, not by value: -0.0 where +0.0 is expected is wrong, and so is a NaN with another
+    payload (`torch.ne` would pass the first and fail every NaN).
+    """
     if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
         return expected.numel()
     if got.dtype != expected.dtype:
         return expected.numel()
-    return int(torch.ne(got.detach(), expected).sum().item())
+    differs = torch.ne(_bits(got), _bits(expected))
+    return int(differs.any(dim=1).sum().item())
+
+
+_SAME_WIDTH_INT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def _bits(tensor: torch.Tensor) -> torch.Tensor:
+    """The bits of each element, one row per element (in row-major order), as integers.
+
+    Elements wider than 8 bytes (complex128) span several int64 columns.
+    """
+    flat = tensor.detach().contiguous().reshape(-1)
+    width = flat.element_size()
+    column = min(width, 8)
+    return flat.view(_SAME_WIDTH_INT[column]).reshape(flat.numel(), width // column)
 
 
 def require(verdict: Verdict, where: str) -> None:

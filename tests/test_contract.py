@@ -135,3 +135,43 @@ def test_missing_or_mismatched_returns_count_every_element():
 def test_eager_controls_keep_the_contract(control):
     with torch.no_grad():
         assert check(control.fn, snapshot_swap.make_case(N)).ok
+
+
+def test_signed_zeros_count_wrong_in_either_direction():
+    positive, negative = torch.zeros(4), -torch.zeros(4)
+    assert count_wrong(negative, positive) == 4
+    assert count_wrong(positive, negative) == 4
+    assert count_wrong(positive.clone(), positive) == 0
+    one_flipped = positive.clone()
+    one_flipped[2] = -0.0
+    assert count_wrong(one_flipped, positive) == 1
+
+
+def test_nan_payloads_count_and_equal_bits_do_not():
+    quiet = torch.tensor([0x7FC00000, 0x7FC00000, 0], dtype=torch.int32).view(torch.float32)
+    other = torch.tensor([0x7FC00000, 0x7FC00001, 0], dtype=torch.int32).view(torch.float32)
+    assert count_wrong(quiet.clone(), quiet) == 0  # NaN == NaN bitwise, unlike torch.eq
+    assert count_wrong(other, quiet) == 1
+
+
+@pytest.mark.parametrize(
+    "dtype", [torch.bfloat16, torch.float16, torch.float64, torch.int64, torch.bool]
+)
+def test_every_width_is_compared_bitwise(dtype):
+    expected = torch.zeros(6, dtype=dtype)
+    got = expected.clone()
+    got[1] = 1
+    assert count_wrong(got, expected) == 1
+    if dtype.is_floating_point:
+        got[4] = -0.0
+        assert count_wrong(got, expected) == 2
+
+
+def test_non_contiguous_tensors_are_compared_element_by_element():
+    expected = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    transposed_copy = expected.t().contiguous().t()  # same values, column-major strides
+    assert not transposed_copy.is_contiguous()
+    assert count_wrong(transposed_copy, expected) == 0
+    transposed_copy[2, 1] = -1.0
+    assert count_wrong(transposed_copy, expected) == 1
+    assert count_wrong(expected.t(), expected.t().contiguous()) == 0

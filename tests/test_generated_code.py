@@ -103,10 +103,48 @@ def test_a_loop_over_two_lengths_counts_two_passes():
     assert gc.full_length_passes(_loop(0, 16), 8) == 2
 
 
-def test_partial_and_symbolic_loops_are_not_passes():
+def test_partial_loops_are_not_passes():
     assert gc.full_length_passes(_loop(0, 5), 8) == 0
+
+
+def test_a_loop_with_symbolic_bounds_fails_naming_its_header():
+    """Under dynamic=False every bound is a number: a symbol means the code is not what the
+    parser was written for, and skipping the loop would undercount."""
     symbolic = "for(int64_t x0=0L; x0<ks0; x0+=1L) { out_ptr0[x0] = 0; }"
-    assert gc.full_length_passes(symbolic, 8) == 0
+    with pytest.raises(gc.UnreadableCode, match=r"not numbers: 'int64_t x0=0L; x0<ks0; x0\+=1L'"):
+        gc.full_length_passes(symbolic, 8)
+
+
+def test_a_loop_header_the_parser_cannot_read_fails_naming_it():
+    cpp = _loop(0, 8) + "for (auto& value : values) { value = 0; }\n"
+    with pytest.raises(gc.UnreadableCode, match=r"does not read: 'auto& value : values'"):
+        gc.full_length_passes(cpp, 8)
+
+
+def _fixture(build: str, control: str, size: int) -> str:
+    return (FIXTURES / build / control / f"n{size}" / "wrapper.py").read_text()
+
+
+def test_a_kernel_spelled_another_way_fails_naming_the_line():
+    text = _fixture("torch-2.13.0+cpu-cf30153c", "stack_buffer", 3)
+    unread = "cpp_fused_other_1 = async_compile.cpp_pybinding(['float*'], SOURCE_FROM_ELSEWHERE)"
+    with pytest.raises(gc.UnreadableCode, match="SOURCE_FROM_ELSEWHERE"):
+        gc.kernels(text.replace("\nasync_compile.wait", f"\n{unread}\nasync_compile.wait", 1))
+
+
+def test_an_unread_kernel_swallowed_by_the_next_one_fails():
+    """A definition without its own source would otherwise borrow the next kernel's."""
+    text = _fixture("torch-2.13.0+cpu-cf30153c", "stack_buffer", 3)
+    first = text.index("cpp_fused_")
+    unread = "cpp_fused_other_9 = async_compile.cpp_pybinding(['float*'], SOURCE_FROM_ELSEWHERE)\n"
+    with pytest.raises(gc.UnreadableCode, match="cpp_fused__foreach_copy_stack_unbind_0 ="):
+        gc.kernels(text[:first] + unread + text[first:])
+
+
+def test_a_wrapper_without_kernels_has_no_passes_to_count():
+    text = _wrapper("buf0 = extern_kernels.mm(arg0_1, arg1_1)")
+    with pytest.raises(gc.UnreadableCode, match="no C\\+\\+ kernel.*extern_kernels.mm"):
+        gc.full_length_loops(text, 8)
 
 
 WRAPPER_TEMPLATE = """

@@ -6,6 +6,8 @@ that are wrong or unavailable by construction test the gate and the skip.
 """
 
 import json
+import re
+import shutil
 
 import pytest
 import torch
@@ -13,7 +15,10 @@ import torch
 from benchmarks import asv_classes, snapshot_swap
 from benchmarks.compat import Unsupported
 from benchmarks.contract import Case
+from benchmarks.probes import instructions, probe
+from benchmarks.probes.compiled import build, compile_and_capture, graph_input_order
 from benchmarks.probes.probe import find_row, probe_scenario
+from benchmarks.probes.runtime import profile_warm_call
 from benchmarks.scenario import Control, Scenario
 
 pytestmark = pytest.mark.slow
@@ -192,14 +197,163 @@ def test_a_failed_instruction_count_is_a_failure_where_valgrind_is_installed(mon
     note = "callgrind run failed (exit 1): boom"
     row = {"control": "c", "backend": "inductor", "n": 3, "scratch_bytes": 0,
            "instructions": None, "instructions_note": note}  # fmt: skip
-    record = {"scenario": "toy_swap", "rows": [row]}
-    monkeypatch.setattr(asv_classes.instructions, "valgrind_problem", lambda: None)
+    record = {"scenario": "toy_swap", "isa": "avx2", "rows": [row]}
+    monkeypatch.setattr(asv_classes.instructions, "valgrind_problem", lambda isa=None: None)
     with pytest.raises(RuntimeError, match="although valgrind is installed: callgrind run failed"):
         asv_classes._require_instructions(record, "c", 3)
-    monkeypatch.setattr(asv_classes.instructions, "valgrind_problem", lambda: "valgrind not found")
+    monkeypatch.setattr(
+        asv_classes.instructions, "valgrind_problem", lambda isa=None: "valgrind not found"
+    )
     with pytest.raises(Unsupported, match="instructions not counted"):
         asv_classes._require_instructions(record, "c", 3)
     row["instructions_note"] = asv_classes.INSTRUCTIONS_OFF
-    monkeypatch.setattr(asv_classes.instructions, "valgrind_problem", lambda: None)
+    monkeypatch.setattr(asv_classes.instructions, "valgrind_problem", lambda isa=None: None)
     with pytest.raises(Unsupported, match="WRITEBACK_INSTRUCTIONS=0"):
         asv_classes._require_instructions(record, "c", 3)
+
+
+def add_one(x):
+    x.add_(1)
+    return x
+
+
+def _add_one_case(n: int) -> Case:
+    x = torch.arange(n, dtype=torch.float32)
+    return Case(inputs={"x": x}, after={"x": x + 1}, returns={"x": x + 1})
+
+
+ADD_ONE = Scenario(
+    name="add_one", controls=(Control("add_one", add_one),), sizes=(3,), make_case=_add_one_case
+)
+
+
+def test_a_kernel_loop_the_parser_cannot_read_fails_the_row_naming_it(monkeypatch):
+    """The real compile and its verdict; the wrapper's first C++ loop gets a header of a form
+    the loop parser does not read (a range-based for)."""
+
+    def capture_then_garble(fn, inputs):
+        compiled, wrappers = compile_and_capture(fn, inputs)
+        kernel_at = wrappers[0].index("async_compile.cpp")
+        head, tail = wrappers[0][:kernel_at], wrappers[0][kernel_at:]
+        garbled = re.sub(r"\bfor\s*\(", "for (auto x0 : unread_range) for(", tail, count=1)
+        assert garbled != tail
+        return compiled, [head + garbled]
+
+    monkeypatch.setattr(probe, "compile_and_capture", capture_then_garble)
+    record = probe_scenario(ADD_ONE, backends=("inductor",), count_instructions=False)
+    row = find_row(record, "add_one", "inductor", 3)
+    assert row["wrong_elements"]["total"] == 0, row  # the verdict was measured first
+    assert "UnreadableCode" in row["error"] and "auto x0 : unread_range" in row["error"], row
+    assert row["full_length_loops"] is None
+
+
+def test_a_call_that_enters_no_compiled_graph_fails_listing_the_events_seen():
+    x = torch.arange(3, dtype=torch.float32)
+    with pytest.raises(RuntimeError, match=r"neither .*events seen: .*aten::add_"):
+        profile_warm_call(add_one, [x])
+
+
+def test_a_compiled_call_counts_its_entrypoint():
+    compiled = build(add_one, "inductor")
+    x = torch.arange(3, dtype=torch.float32)
+    with torch.no_grad():
+        compiled(x)
+    figures = profile_warm_call(compiled, [x])
+    assert figures["entrypoint_calls"] == 1, figures
+
+
+def test_the_timed_function_is_compiled_checked_and_timed_without_grad(monkeypatch):
+    """Like the verdict, scratch, floor and kept code: grad mode is in dynamo's guards, so a
+    call with grad would time another compile than the one verified."""
+    grad_modes = []
+
+    def recording_build(fn, backend):
+        compiled = build(fn, backend)
+
+        def call(*args):
+            grad_modes.append(torch.is_grad_enabled())
+            return compiled(*args)
+
+        return call
+
+    monkeypatch.setattr(asv_classes, "build", recording_build)
+    monkeypatch.setitem(asv_classes._SCENARIOS, ADD_ONE.name, ADD_ONE)
+    record = {"scenario": ADD_ONE.name}
+    asv_classes._prepare_timed_call(record, "add_one", 3)
+    asv_classes.Cost.time_warm_call(None, record, "add_one", 3)
+    assert grad_modes == [False, False, False]  # compile, checked call, timed call
+
+
+def _costed(record):
+    rows = [r for r in record["rows"] if r["backend"] == "inductor" and r["scratch_bytes"]]
+    if not rows:
+        pytest.skip(f"no swap control is compiled correctly on torch {torch.__version__}")
+    return rows
+
+
+def _specs(record, rows):
+    return [
+        instructions.case_spec(str(i), snapshot_swap.SWAP, row, record["isa"])
+        for i, row in enumerate(rows)
+    ]
+
+
+def _run_counting_child(folder, cases) -> dict:
+    """The valgrind child without valgrind: its collection toggles do nothing natively."""
+    return instructions.run_child(folder, cases, [], None, timeout=600)
+
+
+def test_the_counting_child_checks_the_kept_code_and_its_contract(swap_record, tmp_path):
+    record, _ = swap_record
+    cases = _specs(record, _costed(record))
+    report = _run_counting_child(tmp_path, cases)
+    assert report == {"counted": [case["key"] for case in cases], "broken": {}}
+
+
+def test_the_counting_child_refuses_code_other_than_the_kept_kernels(swap_record, tmp_path):
+    record, _ = swap_record
+    kept_row, edited_row = _costed(record)[0], dict(_costed(record)[0])
+    edited = tmp_path / "edited"
+    shutil.copytree(kept_row["code_dir"], edited)
+    (edited / "kernels.cpp").write_text((edited / "kernels.cpp").read_text() + "// edited\n")
+    edited_row["code_dir"] = str(edited)
+    report = _run_counting_child(tmp_path, _specs(record, [kept_row, edited_row]))
+    assert report["counted"] == ["0"]  # the other case is still counted
+    assert list(report["broken"]) == ["1"]
+    assert (
+        "edited/wrapper.py: its C++ is not the kernels.cpp kept beside it" in report["broken"]["1"]
+    )
+
+
+def test_the_counting_child_fails_on_code_that_breaks_the_contract(swap_record, tmp_path):
+    """The kept code of a control Inductor miscompiles on this build, counted as if correct."""
+    record, _ = swap_record
+    wrong = [
+        r
+        for r in record["rows"]
+        if r["backend"] == "inductor" and r["wrong_elements"]["total"] and r["code_dir"]
+    ]
+    if not wrong:
+        pytest.skip(f"no swap control is miscompiled on torch {torch.__version__}")
+    row = dict(wrong[0])
+    control = snapshot_swap.SWAP.control(row["control"])
+    row["input_order"] = graph_input_order(control.fn, snapshot_swap.make_case(row["n"]).inputs)
+    cases = _specs(record, [row, row])
+    cases[1]["isa"] = "another-isa"  # as if generated on another machine
+    report = _run_counting_child(tmp_path, cases)
+    assert report["counted"] == []
+    assert "the first call of the counted code broke the contract" in report["broken"]["0"]
+    assert "here Inductor builds" not in report["broken"]["0"]
+    assert f"for {record['isa']}, not for the another-isa" in report["broken"]["1"]
+
+
+def test_the_graph_takes_its_inputs_in_first_use_order():
+    order = graph_input_order(snapshot_swap.foreach_clones, snapshot_swap.make_case(3).inputs)
+    assert order == ["b", "a"]  # b.clone() comes first
+
+
+def test_valgrind_cannot_count_avx512_code_and_says_so():
+    """valgrind hides AVX512 from what it runs: Inductor would rebuild avx512 source for avx2
+    (half the elements moved per vector at large N). That is a skip with the reason."""
+    problem = instructions.valgrind_problem("avx512")
+    assert problem and "AVX512" in problem and "ISA=avx2" in problem

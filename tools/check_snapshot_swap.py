@@ -91,7 +91,7 @@ def json_rows(record: dict) -> list[dict]:
         "scratch_bytes", "scratch_bytes_static", "full_length_loops", "entrypoint_calls",
         "median_s", "samples_s", "instructions", "time_over_floor", "floor_ratio_samples",
         "floor_median_s", "control_median_s", "floor_kernel", "floor_note", "floor_defect",
-        "skipped", "error", "code_dir", "attribution",
+        "skipped", "error", "code_dir", "attribution", "instructions_note", "instructions_error",
     )  # fmt: skip
     ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
     rows = []
@@ -137,7 +137,7 @@ def cost_table(rows: list[dict]) -> str:
             f"{_bytes(row['scratch_bytes_static'])}{_mismatch(row)} | {row['full_length_loops']} "
             f"| {row['entrypoint_calls']} | {row['median_s'] * 1e3:.6f} ms "
             f"| {len(row['samples_s'])} | {_floor(row)} "
-            f"| {_count(row['instructions'], row.get('instructions_note'))} |"
+            f"| {_instructions(row)} |"
         )
     if len(lines) == 2:
         lines.append("| (no control was correct under Inductor) | | | | | | | | | |")
@@ -212,8 +212,12 @@ def _floor(row: dict) -> str:
     return f"{row['time_over_floor']:.2f} x"
 
 
-def _count(value: int | None, note: str | None) -> str:
-    return f"{value:,}" if value is not None else f"n/a ({note})" if note else "n/a"
+def _instructions(row: dict) -> str:
+    if row["instructions"] is not None:
+        return f"{row['instructions']:,}"
+    if row["instructions_error"]:
+        return f"FAILED ({row['instructions_error']})"
+    return f"n/a ({row['instructions_note']})" if row["instructions_note"] else "n/a"
 
 
 def _mismatch(row: dict) -> str:

@@ -32,3 +32,27 @@ def compile_and_capture(fn, inputs) -> tuple[object, list[str]]:
             f"torch {torch.__version__} compiled the control but reported no generated code"
         )
     return compiled, wrappers
+
+
+def graph_input_order(fn, inputs: dict) -> list[str]:
+    """The names of `inputs` in the order the compiled graph (and Inductor's wrapper) takes
+    them. Dynamo orders graph inputs by first use, not by position: `b.clone()` before
+    `a.clone()` makes b the first. Traced once with a backend that only records (inputs are
+    consumed); an input the graph does not take is left out."""
+    taken = []
+
+    def record(graph_module, example_inputs):
+        taken.extend(example_inputs)
+        return graph_module.forward
+
+    torch._dynamo.reset()
+    traced = torch.compile(fn, backend=record, fullgraph=True, dynamic=False)
+    with torch.no_grad():
+        traced(*inputs.values())
+    by_address = {tensor.data_ptr(): name for name, tensor in inputs.items()}
+    if len(by_address) != len(inputs):
+        raise RuntimeError(f"inputs share data, their graph order is ambiguous: {list(inputs)}")
+    unknown = [tuple(t.shape) for t in taken if t.data_ptr() not in by_address]
+    if unknown:
+        raise RuntimeError(f"the graph takes tensors that are not the case's inputs: {unknown}")
+    return [by_address[tensor.data_ptr()] for tensor in taken]

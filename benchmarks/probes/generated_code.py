@@ -18,6 +18,7 @@ _KERNEL = re.compile(
     r"^(?P<name>\w+)\s*=\s*async_compile\.cpp\w*\(.*?r?'''(?P<source>.*?)'''",
     re.DOTALL | re.MULTILINE,
 )
+_CPP_COMPILE = re.compile(r"async_compile\.cpp")
 _FOR = re.compile(r"\bfor\s*\(")
 _HEADER = re.compile(
     r"^\s*(?:[\w:<>]+\s+)?(?P<var>\w+)\s*=\s*(?P<start>[^;]+);"
@@ -43,34 +44,57 @@ class Loop:
     """One C++ `for` statement: index variable, numeric bounds, and its text span."""
 
     var: str
-    start: int | None
-    end: int | None
+    start: int
+    end: int
     header_at: int
     body_end: int
 
 
+class UnreadableCode(ValueError):
+    """Generated code in a form these parsers do not read; the message quotes the text."""
+
+
 def kernels(wrapper: str) -> list[Kernel]:
-    """Every C++ kernel defined in a generated wrapper, in definition order."""
-    return [Kernel(m["name"], m["source"]) for m in _KERNEL.finditer(wrapper)]
+    """Every C++ kernel defined in a generated wrapper, in definition order.
+
+    Raises `UnreadableCode` quoting the line when the wrapper compiles C++
+    (`async_compile.cpp...`) in a form the kernel pattern does not read.
+    """
+    found = list(_KERNEL.finditer(wrapper))
+    read = {_CPP_COMPILE.search(wrapper, match.start()).start() for match in found}
+    for compile_call in _CPP_COMPILE.finditer(wrapper):
+        if compile_call.start() not in read:  # outside every kernel read, or swallowed by one
+            line = _line_at(wrapper, compile_call.start())
+            raise UnreadableCode(f"a C++ kernel the wrapper parser does not read: {line!r}")
+    return [Kernel(m["name"], m["source"]) for m in found]
+
+
+def _line_at(text: str, pos: int) -> str:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start : len(text) if end < 0 else end].strip()[:300]
 
 
 def loops(cpp: str) -> list[Loop]:
-    """Every `for` loop in a C++ source, with numeric bounds where the code spells numbers."""
+    """Every `for` loop in a C++ source, with its numeric bounds.
+
+    Under `dynamic=False` every bound is a number: a header these patterns do not read, or a
+    bound that is not a number, raises `UnreadableCode` quoting the header (a skipped loop
+    would silently undercount the passes).
+    """
     found = []
     for match in _FOR.finditer(cpp):
         open_paren = match.end() - 1
         close_paren = _matching(cpp, open_paren, "(", ")")
-        header = _HEADER.match(cpp[open_paren + 1 : close_paren])
+        text = cpp[open_paren + 1 : close_paren]
+        header = _HEADER.match(text)
         if header is None:
-            continue
+            raise UnreadableCode(f"a C++ loop header the loop parser does not read: {text!r}")
+        start, end = _as_int(header["start"]), _as_int(header["end"])
+        if start is None or end is None:
+            raise UnreadableCode(f"a C++ loop whose bounds are not numbers: {text!r}")
         found.append(
-            Loop(
-                var=header["var"],
-                start=_as_int(header["start"]),
-                end=_as_int(header["end"]),
-                header_at=match.start(),
-                body_end=_body_end(cpp, close_paren + 1),
-            )
+            Loop(header["var"], start, end, match.start(), _body_end(cpp, close_paren + 1))
         )
     return found
 
@@ -99,15 +123,20 @@ def full_length_passes(cpp: str, n: int) -> int:
 
 
 def full_length_loops(wrapper: str, n: int) -> int:
-    """Full-length passes summed over every C++ kernel in the wrapper."""
-    return sum(full_length_passes(kernel.source, n) for kernel in kernels(wrapper))
+    """Full-length passes summed over every C++ kernel in the wrapper.
+
+    A wrapper with no C++ kernel raises `UnreadableCode`: its passes are not in generated C++
+    (extern or aten calls), so 0 would be a count of nothing.
+    """
+    found = kernels(wrapper)
+    if not found:
+        raise UnreadableCode(f"no C++ kernel in the generated wrapper: {call_body(wrapper)[:8]}")
+    return sum(full_length_passes(kernel.source, n) for kernel in found)
 
 
 def _joined_ranges(outermost: list[Loop]) -> list[tuple[int, int]]:
     ranges: list[tuple[str, int, int]] = []
     for loop in outermost:
-        if loop.start is None or loop.end is None:
-            continue
         end = max(loop.start, loop.end)
         if ranges and ranges[-1][0] == loop.var and ranges[-1][2] == loop.start:
             ranges[-1] = (loop.var, ranges[-1][1], end)

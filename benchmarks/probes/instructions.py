@@ -17,13 +17,24 @@ What is counted is the generated wrapper's `call` - the compiled graph's entrypo
 kernels and allocations - for `CALLS` warm calls, divided by `CALLS`. Dynamo's guards and
 the Python frame around it are not in the count; they are in `time_warm_call`.
 
+The child checks what it counts: the C++ inside the wrapper it loads must be the kernels.cpp
+kept beside it, and the scenario's contract must hold (inputs, their views, their storage)
+for the first call and for one call on fresh inputs after the counted ones, with the case
+rebuilt from the scenario's module. The returns are not checked there: outputs that alias
+inputs are rebuilt outside the wrapper, by the runtime around it. A failed check fails the
+count (`CountedCodeBroken`) instead of giving a number.
+
+Python's string hashing is seeded per process, and the dict lookups on the call's path
+follow the seed: with a random seed a count at N=3 moved by 0.22% between two processes here, with
+a fixed one (`PYTHONHASHSEED=0` in the child) it repeats to the instruction.
+
 Run as a module, it is the child that valgrind runs:
     valgrind --tool=callgrind --collect-atstart=no python -m benchmarks.probes.instructions SPEC
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import os
 import re
@@ -31,52 +42,110 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
+from dataclasses import dataclass
 from pathlib import Path
+
+from .. import artifacts
+from ..compat import vector_isa
+from ..contract import Case, check
+from ..scenario import Scenario
 
 CALLS = 50
 _TOTAL = re.compile(r"^(?:summary|totals):\s+(\d+)", re.M)
+_REPORT = "report.json"
 
 
-def valgrind_problem() -> str | None:
+class CountedCodeBroken(RuntimeError):
+    """The code the child counted is not the kept code, or broke the scenario's contract."""
+
+
+@dataclass
+class Counts:
+    """Instructions per warm call by case key, and why each case that failed its checks did."""
+
+    instructions: dict[str, int]
+    broken: dict[str, str]
+
+
+def valgrind_problem(isa: str | None = None) -> str | None:
+    """Why callgrind cannot count code generated for `isa` here, or None when it can.
+
+    valgrind cannot run AVX512 and hides it from the programs it runs (measured: inside it,
+    Inductor's `pick_vec_isa` says avx2), so code generated for avx512 would be rebuilt for
+    avx2 there and move half of each tensor: not the code that runs natively. Such a machine
+    counts nothing; its avx2 twin (`WRITEBACK_ISA=avx2`) counts the code it runs."""
     if shutil.which("valgrind") is None:
         return "valgrind not found: install it (Debian/Ubuntu: apt-get install valgrind)"
+    if isa and isa.startswith("avx512"):
+        return ("valgrind cannot run AVX512 code (it hides AVX512 from the program, so the "
+                "kernels would be rebuilt for avx2): count on this host's avx2 machine, "
+                "`make history ISA=avx2`")  # fmt: skip
     return None
 
 
-def count(cases: list[dict], timeout: float = 1800) -> dict[str, int]:
-    """Instructions per warm call for each case {"key", "wrapper", "shapes"}, in one valgrind
-    run (`shapes`: the wrapper's input shapes, in order).
+def case_spec(key: str, scenario, row: dict, isa: str) -> dict:
+    """What the child needs to load, check and count the kept code of one probe row."""
+    return {
+        "key": key,
+        "code_dir": row["code_dir"],
+        "isa": isa,  # the vector ISA the kept code was generated for
+        "module": scenario.control(row["control"]).fn.__module__,  # defines the scenario
+        "scenario": scenario.name,
+        "control": row["control"],
+        "n": row["n"],
+        "input_order": row["input_order"],  # the wrapper's, which is not the call's
+    }
+
+
+def count(cases: list[dict], timeout: float = 1800) -> Counts:
+    """Instructions per warm call for each case (`case_spec`), in one valgrind run; a case
+    whose code fails the child's checks is in `broken` instead, with the reason.
 
     Raises RuntimeError with valgrind's last words when the run fails.
     """
     if not cases:
-        return {}
-    root = Path(__file__).resolve().parents[2]
+        return Counts({}, {})
     with tempfile.TemporaryDirectory(prefix="writeback-callgrind-") as tmp:
         helper = _client_helper(Path(tmp))
-        spec = Path(tmp) / "spec.json"
-        spec.write_text(json.dumps({"calls": CALLS, "cases": cases, "helper": helper}))
         out = Path(tmp) / "callgrind.out"
-        command = [
+        valgrind = [
             "valgrind", "--tool=callgrind", "--collect-atstart=no", f"--callgrind-out-file={out}",
             f"--instr-atstart={'no' if helper else 'yes'}",
-            sys.executable, "-m", "benchmarks.probes.instructions", str(spec),
         ]  # fmt: skip
-        env = {**os.environ, "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-        result = subprocess.run(
-            command, capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp
-        )
-        if result.returncode != 0:
-            tail = " | ".join(result.stderr.strip().splitlines()[-3:])
-            raise RuntimeError(f"callgrind run failed (exit {result.returncode}): {tail}")
-        totals = []
-        for index in range(1, len(cases) + 1):
+        report = run_child(Path(tmp), cases, valgrind, helper, timeout)
+        totals = {}
+        for index, key in enumerate(report["counted"], start=1):
             dump = Path(f"{out}.{index}")
             match = _TOTAL.search(dump.read_text()) if dump.is_file() else None
             if match is None:
-                raise RuntimeError(f"callgrind wrote no totals for case {index} ({dump.name})")
-            totals.append(int(match.group(1)))
-    return {case["key"]: round(total / CALLS) for case, total in zip(cases, totals)}
+                raise RuntimeError(f"callgrind wrote no totals for case {key} ({dump.name})")
+            totals[key] = int(match.group(1))
+    broken = report["broken"]
+    counted = {key: round(total / CALLS) for key, total in totals.items() if key not in broken}
+    return Counts(counted, broken)
+
+
+def run_child(folder: Path, cases: list[dict], prefix: list[str], helper, timeout: float):
+    """Run the child in `folder` under `prefix` (valgrind's command; empty runs it natively,
+    where the collection toggles do nothing) and return its report: {"counted": keys in the
+    order of their dumps, "broken": {key: why}}. RuntimeError when it did not finish."""
+    spec = folder / "spec.json"
+    spec.write_text(json.dumps({"calls": CALLS, "cases": cases, "helper": helper}))
+    command = [*prefix, sys.executable, "-m", "benchmarks.probes.instructions", str(spec)]
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+        "PYTHONHASHSEED": "0",
+    }
+    result = subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, env=env, cwd=folder
+    )
+    if result.returncode != 0 or not (folder / _REPORT).is_file():
+        tail = " | ".join(result.stderr.strip().splitlines()[-3:])
+        raise RuntimeError(f"callgrind run failed (exit {result.returncode}): {tail}")
+    return json.loads((folder / _REPORT).read_text())
 
 
 _HELPER_C = """
@@ -98,7 +167,8 @@ def _client_helper(folder: Path) -> str | None:
 
 
 def _child(spec_path: str) -> None:
-    """Inside valgrind: load each wrapper, warm it, count `calls` calls, dump the stats."""
+    """Inside valgrind: load and check each wrapper, count `calls` calls, dump, check again,
+    and write the report (`run_child`)."""
     import ctypes
 
     import torch
@@ -106,38 +176,75 @@ def _child(spec_path: str) -> None:
     torch.set_num_threads(1)
     spec = json.loads(Path(spec_path).read_text())
     switch = ctypes.CDLL(spec["helper"]) if spec["helper"] else None
-    loaded = []
+    broken, loaded = {}, []
     with torch.no_grad():
         for index, case in enumerate(spec["cases"]):  # loading and first calls: uninstrumented
-            module = _load(case["wrapper"], f"writeback_counted_{index}")
-            inputs = [_input(shape, k) for k, shape in enumerate(case["shapes"])]
-            module.call(list(inputs))
-            loaded.append((module, inputs))
+            try:
+                module = _load_kept(Path(case["code_dir"]), f"writeback_counted_{index}")
+                _check_one_call(module, case, "the first call")
+            except CountedCodeBroken as exc:
+                broken[case["key"]] = str(exc)
+                continue
+            loaded.append((case, module, list(_ordered_case(case).inputs.values())))
         if switch:
             switch.writeback_instrument_on()  # once, and on to the end: counts stay consistent
-        for module, inputs in loaded:
+        for _, module, inputs in loaded:
             module.call(list(inputs))  # instrumented, not collected: translations settle
             torch._C._valgrind_toggle()
             for _ in range(spec["calls"]):
                 module.call(list(inputs))
             torch._C._valgrind_toggle_and_dump_stats()
+        for case, module, _ in loaded:
+            try:
+                _check_one_call(module, case, f"a call after the {spec['calls']} counted ones")
+            except CountedCodeBroken as exc:
+                broken[case["key"]] = str(exc)
+    counted = [case["key"] for case, _, _ in loaded]
+    Path(_REPORT).write_text(json.dumps({"counted": counted, "broken": broken}))
 
 
-def _input(shape: list[int], index: int):
-    """FP32 input of the case's shape (the wrapper's inputs, in the case's order)."""
-    import torch
-
-    count = 1
-    for dim in shape:
-        count *= dim
-    return (torch.arange(count, dtype=torch.float32) + index * 2**21).reshape(shape)
-
-
-def _load(path: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+def _load_kept(folder: Path, name: str):
+    """The module of `folder`/wrapper.py, after checking that the C++ it compiles is the
+    kernels.cpp kept beside it (the code a reader sees is the code counted)."""
+    path = folder / "wrapper.py"
+    text = path.read_text()
+    with tempfile.TemporaryDirectory(prefix="writeback-kernels-") as tmp:
+        artifacts.save_code(Path(tmp), [text])
+        loaded_cpp = (Path(tmp) / "kernels.cpp").read_text()
+    if loaded_cpp != (folder / "kernels.cpp").read_text():
+        raise CountedCodeBroken(f"{path}: its C++ is not the kernels.cpp kept beside it")
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
+    exec(compile(text, str(path), "exec"), module.__dict__)  # the very text compared above
     return module
+
+
+def _ordered_case(case: dict):
+    """A fresh case of the scenario, its inputs in the wrapper's order; no returns to check
+    (outputs that alias inputs are rebuilt by the runtime around the wrapper)."""
+    module = importlib.import_module(case["module"])
+    scenario = next(
+        value
+        for value in vars(module).values()
+        if isinstance(value, Scenario) and value.name == case["scenario"]
+    )
+    full = scenario.case(scenario.control(case["control"]), case["n"])
+    inputs = {name: full.inputs[name] for name in case["input_order"]}
+    return Case(inputs=inputs, after=full.after, returns={})
+
+
+def _check_one_call(module, case: dict, which: str) -> None:
+    verdict = check(lambda *inputs: module.call(list(inputs)), _ordered_case(case))
+    if verdict.ok:
+        return
+    where = f"{case['scenario']}.{case['control']} n={case['n']} ({case['code_dir']})"
+    message = f"{where}: {which} of the counted code broke the contract: {verdict.describe()}"
+    if (isa := vector_isa()) != case["isa"]:
+        message += (
+            f" - here Inductor builds the kernels for {isa}, not for the {case['isa']} they were"
+            " generated for (valgrind hides vector extensions it cannot run)"
+        )
+    raise CountedCodeBroken(message)
 
 
 if __name__ == "__main__":

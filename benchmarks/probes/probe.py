@@ -35,7 +35,7 @@ from ..contract import Case, Verdict, check
 from ..machine import cpu_identity, machine_name
 from ..scenario import BACKENDS, COST_BACKEND, Control, Scenario
 from . import instructions
-from .compiled import build, compile_and_capture
+from .compiled import build, compile_and_capture, graph_input_order
 from .generated_code import full_length_loops, static_scratch
 from .runtime import floor_figures, profile_warm_call, warm_call_samples
 
@@ -90,7 +90,7 @@ def probe_scenario(
                 record["rows"].append(row)
                 _progress(scenario, row, len(record["rows"]), total)
         if count_instructions:
-            _count_instructions(record["rows"])
+            _count_instructions(scenario, record["isa"], record["rows"])
         if artifacts_root is None:
             for row in record["rows"]:
                 row["code_dir"] = None
@@ -121,15 +121,11 @@ def _fresh_cache(folder: Path | None):
                 os.environ["TORCHINDUCTOR_CACHE_DIR"] = previous
 
 
-def _count_instructions(rows: list[dict]) -> None:
+def _count_instructions(scenario: Scenario, isa: str, rows: list[dict]) -> None:
     costed = [r for r in rows if r["code_dir"] and r["scratch_bytes"] is not None]
-    problem = instructions.valgrind_problem()
+    problem = instructions.valgrind_problem(isa)
     if not problem and costed:
-        cases = [
-            {"key": str(i), "wrapper": str(Path(r["code_dir"]) / "wrapper.py"),
-             "shapes": r["input_shapes"]}
-            for i, r in enumerate(costed)
-        ]  # fmt: skip
+        cases = [instructions.case_spec(str(i), scenario, row, isa) for i, row in enumerate(costed)]
         print(
             f"[writeback] counting instructions of {len(cases)} compiled controls under "
             "callgrind (one valgrind process, about 1-2 minutes)",
@@ -142,7 +138,8 @@ def _count_instructions(rows: list[dict]) -> None:
             problem = str(exc)
         else:
             for case, row in zip(cases, costed):
-                row["instructions"] = counts[case["key"]]
+                row["instructions"] = counts.instructions.get(case["key"])
+                row["instructions_error"] = counts.broken.get(case["key"])  # a real failure
     if problem:
         for row in costed:
             row["instructions_note"] = problem
@@ -212,6 +209,8 @@ def _probe_inductor(
 ) -> None:
     """Compile, keep the code, check; attribute a wrong verdict (only at the control's first
     wrong size: `attribute_at` names it once known); for a correct one, measure the cost."""
+    if with_cost and scenario.measure_cost:  # before the compile: this trace resets dynamo
+        row["input_order"] = graph_input_order(control.fn, scenario.case(control, n).inputs)
     compiled, wrappers = compile_and_capture(control.fn, scenario.case(control, n).inputs.values())
     if root is not None:
         folder = artifacts.code_dir(
@@ -300,6 +299,8 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "floor_defect": None,
         "instructions": None,
         "instructions_note": "",
+        "instructions_error": None,
+        "input_order": None,
         "code_dir": None,
         "attribution": None,
         "seconds": None,

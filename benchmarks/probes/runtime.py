@@ -35,12 +35,28 @@ def profile_warm_call(fn, inputs) -> dict[str, int]:
         live += nbytes
         peak = max(peak, live)
     names = event_names(prof)
-    event = GRAPH_EVENT if any(name.startswith(GRAPH_EVENT) for name in names) else REGION_EVENT
+    event = entrypoint_event(names)
     return {
         "scratch_bytes": peak,
         "entrypoint_calls": sum(name.startswith(event) for name in names),
         "entrypoint_event": event,
     }
+
+
+def entrypoint_event(names: list[str]) -> str:
+    """The profiler range that marks compiled-graph calls among `names`.
+
+    Raises RuntimeError listing the names seen when neither range is there: the call entered
+    no compiled code this module recognises, and 0 would be a count of nothing.
+    """
+    for event in (GRAPH_EVENT, REGION_EVENT):
+        if any(name.startswith(event) for name in names):
+            return event
+    seen = ", ".join(dict.fromkeys(names)) or "no events"
+    raise RuntimeError(
+        f"the profiled call shows neither {GRAPH_EVENT!r} nor {REGION_EVENT!r}; "
+        f"events seen: {seen[:600]}"
+    )
 
 
 def warm_call_samples(fn, next_inputs, warmup: int, samples: int) -> list[float]:
