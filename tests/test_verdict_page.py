@@ -253,7 +253,12 @@ def test_a_cell_opens_asvs_graph_of_its_combination(browser, ledger_path, tmp_pa
             page.click("#nav-li-writeback a")
             page.wait_for_url("**/writeback/index.html")
             _cell(page, "snapshot_swap", "explicit_copies", "inductor", "3", 2).locator("a").click()
-            page.wait_for_function("() => $('#main-graph').data('plot') !== undefined")
+            page.wait_for_url(
+                lambda url: "/#snapshot_swap.Correctness.track_wrong_elements?" in url
+            )
+            page.wait_for_function(
+                "() => typeof $ !== 'undefined' && $('#main-graph').data('plot') !== undefined"
+            )
             graph = page.evaluate(
                 """() => {
                   const plot = $('#main-graph').data('plot');
