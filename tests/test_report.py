@@ -107,7 +107,24 @@ def test_skips_and_failures_carry_their_reasons():
     assert report.verdict(build, "y", "inductor", 3) == (
         "failed: InvalidCxxCompiler: no working C++ compiler"
     )
+    assert report.verdict_state(build, "x", "inductor", 3)[0] == "skipped"
+    assert report.verdict_state(build, "y", "inductor", 3)[0] == "failed"
+    assert report.verdict_state(build, "z", "inductor", 3)[0] == "not run"
 
 
 def test_no_results_is_said_plainly():
     assert "No results yet" in report.render([])
+
+
+def test_each_verdict_has_a_state_that_matches_its_words(text, tmp_path):
+    path = tmp_path / "ledger"
+    ledger.build_ledger(builds.read(ROOT / "builds.txt"), path)
+    seen = set()
+    for build in report.load(RECORDED, path):
+        for scenario in report.scenarios(build):
+            for combo in build.values[f"{scenario}.{report.WRONG}"]:
+                state, words = report.verdict_state(build, *combo, scenario)
+                assert state in report.VERDICT_STATES
+                assert words.startswith(state) and words == report.verdict(build, *combo, scenario)
+                seen.add(state)
+    assert {"exact", "wrong"} <= seen, seen

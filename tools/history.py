@@ -12,8 +12,10 @@ Steps, each printed as it starts:
      runs only what this machine has no successful result for (all of it for a new build, a
      new scenario's benchmarks on old builds, failures again), installing a build
      (tools/install_build.py) only when something is to run;
-  4. `asv publish` into html/, then serve its scripts from html/vendor/ (offline_site.py),
-     and look at it in headless Chromium without network when Chromium is installed;
+  4. `asv publish` into html/, the verdict page html/writeback/index.html (verdict_page.py,
+     linked from asv's navigation bar), then serve asv's scripts from html/vendor/
+     (offline_site.py), and look at it in headless Chromium without network when Chromium is
+     installed;
   5. the report (tools/report.py), also written to results/report.md; then one line naming
      every real failure (exit 1 when there is one).
 
@@ -45,6 +47,7 @@ import ledger as ledger_repo  # noqa: E402
 import offline_site  # noqa: E402
 import report  # noqa: E402
 import site_browser  # noqa: E402
+import verdict_page  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / ".asv" / "quick"
@@ -113,8 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     if code not in (0, 2):  # asv exits 2 when some benchmark failed: counted below
         problems.append(f"asv run exited {code} (see its output above)")
     if not quick:
-        _step("4. publish html/ (asv publish), self-contained (tools/offline_site.py)")
-        if _asv("publish", config=None) != 0:
+        _step("4. publish html/ (asv publish) with the verdict page, self-contained")
+        published = _asv("publish", config=None) == 0
+        if published:
+            page = verdict_page.publish(ROOT / "html", results, ledger)
+            print(f"   verdict page: {page.relative_to(ROOT)} (opens from the file system)")
+        if not published:
             problems.append("asv publish failed (see above)")
         elif args.site_check and offline_site.main(["--html", str(ROOT / "html")]) != 0:
             problems.append("html/ is not self-contained (see above)")

@@ -33,6 +33,7 @@ SCENARIO = "snapshot_swap"
 CORRECTNESS = f"{SCENARIO}.Correctness"
 WRONG = "Correctness.track_wrong_elements"
 MIB = 1024 * 1024
+VERDICT_STATES = ("exact", "wrong", "skipped", "failed", "not run")
 
 
 @dataclass
@@ -272,30 +273,37 @@ def scenarios(build: BuildResult) -> list[str]:
 def verdict(build: BuildResult, control, backend, n, scenario: str = SCENARIO) -> str:
     """`exact`, `wrong: 9 (ret_b 3, in_b 3, view_b 3)`, `skipped: why`, `failed: why` or
     `not run (why)`."""
+    return verdict_state(build, control, backend, n, scenario)[1]
+
+
+def verdict_state(
+    build: BuildResult, control, backend, n, scenario: str = SCENARIO
+) -> tuple[str, str]:
+    """(state, the verdict's words): state is one of VERDICT_STATES."""
     combo = (control, backend, n)
     if not build.installed:
-        return f"not run (the build did not install: {build.identity.get('error')})"
+        return "not run", f"not run (the build did not install: {build.identity.get('error')})"
     measured = build.values.get(f"{scenario}.{WRONG}", {})
     if combo not in measured:
-        return "not run (no result for it on this machine)"
+        return "not run", "not run (no result for it on this machine)"
     wrong = measured[combo]
     moved = build.values.get(f"{scenario}.Correctness.track_moved_storages", {}).get(combo)
     row = build.probe.get((scenario, *combo), {})
     if wrong is None:
-        return f"failed: {row.get('error') or 'see asv run --show-stderr'}"
+        return "failed", f"failed: {row.get('error') or 'see asv run --show-stderr'}"
     if isinstance(wrong, float) and math.isnan(wrong):
         if row.get("skipped"):
-            return f"skipped: {row['skipped']}"
-        return "not run (left out of the run that recorded it)"
+            return "skipped", f"skipped: {row['skipped']}"
+        return "not run", "not run (left out of the run that recorded it)"
     if wrong == 0 and not moved:
-        return "exact"
+        return "exact", "exact"
     detail = row.get("wrong_elements") or {}
     named = sorted((k for k in detail if k != "total" and detail[k]), key=_coordinate_order)
     coords = ", ".join(f"{k} {detail[k]}" for k in named)
     moved_text = f"; {int(moved)} storage moved" if moved else ""
     found = row.get("attribution") or {}
     by = f"; pass: {found['pass']}" if found.get("pass") else ""
-    return f"wrong: {int(wrong)}" + (f" ({coords})" if coords else "") + moved_text + by
+    return "wrong", f"wrong: {int(wrong)}" + (f" ({coords})" if coords else "") + moved_text + by
 
 
 def attribution_lines(build: BuildResult) -> list[str]:

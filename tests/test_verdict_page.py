@@ -1,0 +1,284 @@
+"""The verdict page (tools/verdict_page.py) as a person sees it.
+
+The page is written from the results recorded by `make history` (tests/fixtures/history, with
+a ledger built from builds.txt), opened from file:// in Debian's headless Chromium driven by
+Playwright, with every request that is not for a file:// address aborted and recorded. A page
+that needs a server or the network fails here; a page with a CDN script shows that the check
+can fail. Screenshots of a page that fails a check are kept in test-artifacts/verdict-page/.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from playwright import sync_api as playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import builds  # noqa: E402
+import ledger  # noqa: E402
+import offline_site  # noqa: E402
+import report  # noqa: E402
+import verdict_page  # noqa: E402
+from site_browser import Server, chromium  # noqa: E402
+
+RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
+ARTIFACTS = ROOT / "test-artifacts" / "verdict-page"
+FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--no-first-run", "--disable-sync",
+]  # fmt: skip
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def ledger_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ledger") / "ledger"
+    ledger.build_ledger(builds.read(ROOT / "builds.txt"), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def recorded(ledger_path):
+    return report.load(RECORDED, ledger_path)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as driver:
+        opened = driver.chromium.launch(executable_path=chromium(), args=FLAGS)
+        yield opened
+        opened.close()
+
+
+class Offline:
+    """A page whose requests other than file:// (or `allowed`) are aborted and recorded."""
+
+    def __init__(self, browser, allowed: str = "file://"):
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.blocked, self.errors = [], []
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.allowed = allowed
+
+    def _route(self, route):
+        if route.request.url.startswith(self.allowed):
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+    def close(self):
+        self.context.close()
+
+
+@contextmanager
+def opened(browser, url: str, screenshot: str, allowed: str = "file://"):
+    """The page at `url`, offline; a screenshot kept when a check inside fails."""
+    offline = Offline(browser, allowed)
+    try:
+        offline.page.goto(url)
+        yield offline
+    except Exception:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        offline.page.screenshot(path=ARTIFACTS / f"{screenshot}.png", full_page=True)
+        raise
+    finally:
+        offline.close()
+
+
+def _write(tmp: Path, results: Path, ledger_path: Path) -> Path:
+    loaded = report.load(results, ledger_path)
+    benchmarks = json.loads((results / "benchmarks.json").read_text())
+    return verdict_page.write(tmp / "html" / verdict_page.PAGE, loaded, benchmarks)
+
+
+def _cell(page, scenario: str, control: str, backend: str, size: str, build: int):
+    row = page.locator(f"#matrix-{scenario} tbody tr").filter(
+        has=page.locator("th", has_text=control)
+    )
+    row = row.filter(has=page.locator("td", has_text=backend)).filter(
+        has=page.locator("td.size", has_text=size)
+    )
+    return row.locator("td.v").nth(build)
+
+
+def test_the_page_shows_every_matrix_and_the_cost_charts_offline(
+    browser, recorded, ledger_path, tmp_path
+):
+    path = _write(tmp_path, RECORDED, ledger_path)
+    expected = {
+        scenario: {combo for b in recorded for combo in b.values.get(f"{scenario}.{report.WRONG}")}
+        for scenario in report.scenarios(recorded[0])
+    }
+    assert set(expected) == {"snapshot_swap", "aliasing"}
+    with opened(browser, path.as_uri(), "matrix") as offline:
+        page = offline.page
+        for scenario, combos in expected.items():
+            section = page.locator(f"#matrix-{scenario}")
+            assert section.is_visible(), scenario
+            rows = section.locator("tbody tr")
+            assert rows.count() == len(combos), scenario
+            cells = section.locator("td.v")
+            assert cells.count() == len(combos) * len(recorded)
+            states = cells.evaluate_all(
+                "cells => cells.map(c => [...c.classList].find(k => k.startsWith('v-')))"
+            )
+            assert set(states) <= {f"v-{s.replace(' ', '-')}" for s in report.VERDICT_STATES}
+            assert cells.last.is_visible()
+
+        fixed = _cell(page, "snapshot_swap", "explicit_copies", "inductor", "3", 2)
+        assert fixed.locator(".flip-mark").is_visible()
+        assert fixed.locator(".flip-mark").inner_text() == "\u25b2 fixed"
+        assert "v-exact" in fixed.get_attribute("class")
+        assert fixed.get_attribute("title") == "exact"
+        before = _cell(page, "snapshot_swap", "explicit_copies", "inductor", "3", 1)
+        assert before.get_attribute("title") == "wrong: 9 (ret_a 3, in_a 3, view_a 3)"
+        assert before.locator(".flip-mark").count() == 0
+        steady = _cell(page, "snapshot_swap", "stack_buffer", "inductor", "3", 2)
+        assert steady.locator(".flip-mark").count() == 0
+
+        benchmarks = json.loads((RECORDED / "benchmarks.json").read_text())
+        charts = page.locator("#cost figure.chart")
+        shown = {
+            (c.get_attribute("data-benchmark"), c.get_attribute("data-size")) for c in charts.all()
+        }
+        assert shown == {
+            (f"snapshot_swap.Cost.{metric}", size)
+            for metric in verdict_page.COST_METRICS
+            for size in ("3", "1048576")
+        }
+        for chart in charts.all():
+            chart.scroll_into_view_if_needed()
+            assert chart.locator("svg").is_visible()
+            unit = benchmarks[chart.get_attribute("data-benchmark")]["unit"]
+            assert chart.locator("svg text.y-label").text_content() == unit
+            assert chart.locator("svg circle.point").count() > 0
+            assert chart.locator("svg circle.point").first.is_visible()
+        assert offline.blocked == [] and offline.errors == []
+
+
+def test_the_filters_keep_what_is_wrong_or_changing(browser, ledger_path, tmp_path):
+    path = _write(tmp_path, RECORDED, ledger_path)
+    with opened(browser, path.as_uri(), "filters") as offline:
+        page = offline.page
+        rows = page.locator("section.matrix tbody tr")
+        everything = rows.count()
+        page.check("#only-interesting")
+        page.check("#only-inductor")
+        shown = [r for r in rows.all() if r.is_visible()]
+        assert 0 < len(shown) < everything
+        assert _cell(page, "snapshot_swap", "explicit_copies", "inductor", "3", 2).is_visible()
+        assert not _cell(page, "snapshot_swap", "stack_buffer", "inductor", "3", 2).is_visible()
+        page.check("#full-words")
+        words = _cell(page, "snapshot_swap", "foreach_clones", "inductor", "3", 0)
+        assert words.inner_text() == "wrong: 9 (ret_b 3, in_b 3, view_b 3)"
+
+
+def test_a_cell_names_the_pass_attribution_found(browser, ledger_path, tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(RECORDED, results)
+    probe = next(results.glob("generated/vm/torch-2.15.0*/*/snapshot_swap/probe.json"))
+    record = json.loads(probe.read_text())
+    row = next(
+        r
+        for r in record["rows"]
+        if (r["control"], r["backend"], r["n"]) == ("foreach_clones", "inductor", 3)
+    )
+    row["attribution"] = {"method": "compiler_bisector", "pass": "reinplace_inplaceable_ops"}
+    probe.write_text(json.dumps(record))
+    path = _write(tmp_path, results, ledger_path)
+    with opened(browser, path.as_uri(), "attribution") as offline:
+        cell = _cell(offline.page, "snapshot_swap", "foreach_clones", "inductor", "3", 2)
+        assert cell.locator(".pass").is_visible()
+        assert cell.locator(".pass").inner_text() == "reinplace_inplaceable_ops"
+        assert cell.get_attribute("title").endswith("; pass: reinplace_inplaceable_ops")
+        earlier = _cell(offline.page, "snapshot_swap", "foreach_clones", "inductor", "3", 1)
+        assert earlier.locator(".pass").count() == 0
+
+
+def test_the_check_fails_for_a_page_that_needs_the_network(browser, ledger_path, tmp_path):
+    path = _write(tmp_path, RECORDED, ledger_path)
+    cdn = "https://cdn.jsdelivr.net/npm/jquery@3.3.1/dist/jquery.min.js"
+    path.write_text(path.read_text().replace("</head>", f'<script src="{cdn}"></script></head>'))
+    with opened(browser, path.as_uri(), "network") as offline:
+        assert offline.blocked == [cdn]
+
+
+def test_the_page_is_linked_from_asvs_navbar_once(tmp_path):
+    import asv
+
+    index = tmp_path / "index.html"
+    shutil.copy(Path(asv.__file__).parent / "www" / "index.html", index)
+    verdict_page.link_from_asv_navbar(index)
+    verdict_page.link_from_asv_navbar(index)
+    assert index.read_text().count('href="writeback/index.html"') == 1
+    index.write_text("<html><nav></nav></html>")
+    with pytest.raises(RuntimeError, match="NAVBAR_ANCHOR"):
+        verdict_page.link_from_asv_navbar(index)
+
+
+def test_a_cell_opens_asvs_graph_of_its_combination(browser, ledger_path, tmp_path):
+    """Published with asv, served on 127.0.0.1: the page's cell link opens asv's graph with
+    exactly that combination selected, on that machine."""
+    conf = json.loads((ROOT / "asv.conf.json").read_text())
+    conf.update(
+        repo=str(ledger_path),
+        benchmark_dir=str(ROOT / "benchmarks"),
+        results_dir=str(RECORDED),
+        html_dir=str(tmp_path / "html"),
+        env_dir=str(tmp_path / "env"),
+    )
+    (tmp_path / "asv.conf.json").write_text(json.dumps(conf))
+    published = subprocess.run(
+        [sys.executable, "-m", "asv", "publish", "--config", str(tmp_path / "asv.conf.json")],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert published.returncode == 0, published.stdout + published.stderr
+    modules = offline_site.install_assets()
+    assert modules is not None, "npm is needed to make the site self-contained"
+    offline_site.vendor(tmp_path / "html", modules)
+    verdict_page.publish(tmp_path / "html", RECORDED, ledger_path)
+
+    server = Server(tmp_path / "html")
+    try:
+        with opened(browser, server.url, "asv-navbar", allowed=server.url) as offline:
+            page = offline.page
+            page.click("#nav-li-writeback a")
+            page.wait_for_url("**/writeback/index.html")
+            _cell(page, "snapshot_swap", "explicit_copies", "inductor", "3", 2).locator("a").click()
+            page.wait_for_url(
+                lambda url: "/#snapshot_swap.Correctness.track_wrong_elements?" in url
+            )
+            page.wait_for_function(
+                "() => typeof $ !== 'undefined' && $('#main-graph').data('plot') !== undefined"
+            )
+            graph = page.evaluate(
+                """() => {
+                  const plot = $('#main-graph').data('plot');
+                  return {series: plot.getData().filter(s => s.data.length).length,
+                          label: plot.getAxes().yaxis.options.axisLabel};
+                }"""
+            )
+            assert graph == {"series": 1, "label": "elements"}
+            selected = page.locator("#graphdisplay-navigation .active").all_inner_texts()
+            assert {"vm", "explicit_copies", "inductor", "3"} <= set(selected), selected
+            assert not {"foreach_clones", "eager", "1048576"} & set(selected), selected
+            assert offline.blocked == [] and offline.errors == []
+    finally:
+        server.close()
+
+
+def test_charts_break_lines_where_a_control_was_not_measured():
+    assert verdict_page._runs([1, 2, None, 3, None, 4, 5]) == [[0, 1], [5, 6]]
+    assert verdict_page.nice_ticks(8 * report.MIB, "bytes") == [
+        i * 2 * report.MIB for i in range(5)
+    ]
+    assert verdict_page.nice_ticks(0) == [0, 1]
+    assert verdict_page.nice_ticks(26_700)[-1] >= 26_700

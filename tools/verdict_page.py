@@ -1,0 +1,565 @@
+"""The verdict page: html/writeback/index.html, one file that opens from the file system (no
+server, no network: its CSS, script and SVG charts are inline, its data written into it).
+
+    python tools/verdict_page.py [--results results] [--ledger .asv/ledger] [--html html]
+
+It reads what tools/report.py reads (every machine's asv results, probe records and install
+records; the builds of every ledger branch) and shows:
+  - per scenario, the correctness matrix: one row per (control, backend, size), one column per
+    build and machine; each cell coloured by its verdict (report.verdict_state: exact, wrong,
+    skipped, failed, not run), marked where the verdict differs from the build to its left on
+    the same machine (fixed, broken, changed), naming the pass attribution found, and linking
+    to asv's graph of that combination in the published site (`../#benchmark?p-...`);
+  - the cost of every correct control over the builds: runtime scratch, full-length loops,
+    instructions and time over floor, one SVG line chart per (scenario, metric, size).
+
+`publish(html, results, ledger)` writes the page and links it from asv's navigation bar;
+tools/history.py calls it after `asv publish`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html as markup
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import ledger as ledger_repo  # noqa: E402
+import report  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = Path("writeback") / "index.html"
+BACKEND_ORDER = ("inductor", "aot_eager", "eager")
+COST_METRICS = {
+    "track_scratch_bytes": "runtime scratch",
+    "track_full_length_loops": "full-length loops",
+    "track_instructions": "instructions per call",
+    "track_time_over_floor": "time over floor",
+}
+# Okabe-Ito: distinguishable with the common colour-vision deficiencies
+SERIES_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
+NAVBAR_ANCHOR = '<li id="nav-li-regressions">'
+NAVBAR_LINK = '<li id="nav-li-writeback"><a href="writeback/index.html">Verdicts</a></li>'
+
+
+@dataclass(frozen=True)
+class Cell:
+    state: str
+    words: str
+    label: str
+    href: str
+    flip: str | None = None
+    attributed: str | None = None
+
+
+@dataclass(frozen=True)
+class Row:
+    scenario: str
+    control: str
+    backend: str
+    size: object
+    issue: str
+    cells: tuple[Cell, ...]
+
+    @property
+    def interesting(self) -> bool:
+        """Wrong, failed or changing somewhere: what a reader looks for first."""
+        return any(c.state in ("wrong", "failed") or c.flip for c in self.cells)
+
+
+def publish(html: Path, results: Path, ledger: Path) -> Path:
+    """Write html/writeback/index.html from every machine's results and link it from asv's
+    navigation bar (html/index.html, written by `asv publish`)."""
+    path = write(html / PAGE, report.load(results, ledger), _benchmarks(results))
+    link_from_asv_navbar(html / "index.html")
+    return path
+
+
+def write(path: Path, builds: list[report.BuildResult], benchmarks: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page(builds, benchmarks))
+    return path
+
+
+def link_from_asv_navbar(index: Path) -> None:
+    """Add the page to the navigation bar of asv's index.html, once."""
+    text = index.read_text()
+    if NAVBAR_LINK in text:
+        return
+    if NAVBAR_ANCHOR not in text:
+        raise RuntimeError(
+            f"{index} has no {NAVBAR_ANCHOR!r} to put the verdict page's link before "
+            "(a new asv version? update NAVBAR_ANCHOR in tools/verdict_page.py)"
+        )
+    index.write_text(text.replace(NAVBAR_ANCHOR, NAVBAR_LINK + NAVBAR_ANCHOR, 1))
+
+
+def page(builds: list[report.BuildResult], benchmarks: dict) -> str:
+    if not builds:
+        body = "<p>No results yet: run <code>make history</code> (or <code>asv run</code>).</p>"
+        return _document(body)
+    rows = matrix_rows(builds, benchmarks)
+    scenarios = list(dict.fromkeys(row.scenario for row in rows))
+    machines = sorted({b.machine for b in builds})
+    parts = [
+        "<header><h1>writeback: what is broken where</h1>",
+        f"<p>{len(builds)} build results on {len(machines)} machine(s) "
+        f"({markup.escape(', '.join(machines))}). Every cell links to asv's graph of that "
+        "benchmark combination; hover a cell for the whole verdict.</p>",
+        _navigation(scenarios),
+        _legend(),
+        _filters(),
+        "</header><main>",
+    ]
+    for scenario in scenarios:
+        parts.append(matrix_section(scenario, [r for r in rows if r.scenario == scenario], builds))
+    parts.append(cost_section(builds, benchmarks))
+    parts.append("</main>")
+    return _document("\n".join(parts))
+
+
+def matrix_rows(builds: list[report.BuildResult], benchmarks: dict) -> list[Row]:
+    """One row per (scenario, control, backend, size) any build measured, Inductor first."""
+    keys: list[tuple] = []
+    for build in builds:
+        for scenario in report.scenarios(build):
+            for combo in build.values[f"{scenario}.{report.WRONG}"]:
+                if (scenario, *combo) not in keys:
+                    keys.append((scenario, *combo))
+    scenario_rank = {s: i for i, s in enumerate(dict.fromkeys(k[0] for k in keys))}
+    control_rank = {k[:2]: i for i, k in reversed(list(enumerate(keys)))}
+    size_rank = {k[::3]: i for i, k in reversed(list(enumerate(keys)))}
+    keys.sort(
+        key=lambda k: (
+            scenario_rank[k[0]],
+            control_rank[k[:2]],
+            BACKEND_ORDER.index(k[2]) if k[2] in BACKEND_ORDER else len(BACKEND_ORDER),
+            size_rank[k[::3]],
+        )
+    )
+    return [_row(builds, benchmarks, *key) for key in keys]
+
+
+def _row(builds, benchmarks, scenario, control, backend, size) -> Row:
+    benchmark = f"{scenario}.{report.WRONG}"
+    names = benchmarks.get(benchmark, {}).get("param_names", [])
+    cells, previous, issue = [], None, ""
+    for build in builds:
+        state, words = report.verdict_state(build, control, backend, size, scenario)
+        probe = build.probe.get((scenario, control, backend, size), {})
+        issue = issue or probe.get("issue", "")
+        flip = None
+        if previous and previous[0] == build.machine and previous[2] != words:
+            flip = flip_kind(previous[1], state)
+        cells.append(
+            Cell(
+                state,
+                words,
+                _label(build, benchmark, (control, backend, size), state),
+                graph_link(benchmark, names, (control, backend, size), build),
+                flip,
+                (probe.get("attribution") or {}).get("pass"),
+            )
+        )
+        previous = (build.machine, state, words)
+    return Row(scenario, control, backend, size, issue, tuple(cells))
+
+
+def flip_kind(before: str, after: str) -> str:
+    """`fixed` (wrong -> exact), `broken` (exact -> wrong), otherwise `changed`."""
+    if before == "wrong" and after == "exact":
+        return "fixed"
+    if before == "exact" and after == "wrong":
+        return "broken"
+    return "changed"
+
+
+def graph_link(benchmark: str, param_names: list[str], combo: tuple, build) -> str:
+    """asv's graph of one combination on this machine, this build highlighted (asv's hash
+    format: `#name?key=value&...`, each parameter as `p-<name>` with asv's repr of it)."""
+    params = [("machine", build.machine), ("commits", build.commit[:8])]
+    params += [(f"p-{name}", repr(value)) for name, value in zip(param_names, combo)]
+    query = "&".join(f"{quote(key, safe='')}={quote(value, safe='')}" for key, value in params)
+    return f"../#{benchmark}?{query}"
+
+
+def _label(build, benchmark: str, combo: tuple, state: str) -> str:
+    if state != "wrong":
+        return state
+    wrong = int(build.values[benchmark][combo])
+    return f"wrong {wrong:,}" if wrong else "storage moved"
+
+
+def matrix_section(scenario: str, rows: list[Row], builds: list[report.BuildResult]) -> str:
+    several = len({b.machine for b in builds}) > 1
+    heads = "".join(
+        f'<th scope="col" class="build"><span class="tag">{_e(b.tag)}</span>'
+        f'<span class="sub">torch {_e(b.identity.get("torch_version", "?"))}</span>'
+        + (f'<span class="sub">{_e(b.machine)}</span>' if several else "")
+        + "</th>"
+        for b in builds
+    )
+    wrong_now = _wrong_on_latest(rows, builds)
+    lines = [
+        f'<section class="matrix" id="matrix-{_e(scenario)}" data-scenario="{_e(scenario)}">',
+        f"<h2>{_e(scenario)}</h2>",
+        f'<p class="summary">{len(rows)} rows; {wrong_now}</p>',
+        '<div class="scroll"><table><thead><tr><th scope="col">control or pattern</th>'
+        f'<th scope="col">backend</th><th scope="col">size</th>{heads}</tr></thead><tbody>',
+    ]
+    for row in rows:
+        name = _e(row.control)
+        if row.issue:
+            name = f'<a href="{_e(row.issue)}" title="upstream issue">{name}</a>'
+        lines.append(
+            f'<tr data-backend="{_e(row.backend)}" data-interesting='
+            f'"{int(row.interesting)}"><th scope="row">{name}</th><td>{_e(row.backend)}</td>'
+            f'<td class="size">{_e(report._size(row.size))}</td>'
+            + "".join(_cell(c) for c in row.cells)
+            + "</tr>"
+        )
+    lines.append("</tbody></table></div></section>")
+    return "\n".join(lines)
+
+
+def _wrong_on_latest(rows: list[Row], builds: list[report.BuildResult]) -> str:
+    """How many Inductor rows are wrong on each machine's latest build."""
+    latest = {b.machine: i for i, b in enumerate(builds)}
+    inductor = [r for r in rows if r.backend == "inductor"]
+    parts = []
+    for machine, index in latest.items():
+        wrong = sum(r.cells[index].state == "wrong" for r in inductor)
+        parts.append(
+            f"Inductor wrong in {wrong} of {len(inductor)} on {_e(builds[index].tag)} "
+            f"({_e(machine)})"
+        )
+    return "; ".join(parts)
+
+
+def _cell(cell: Cell) -> str:
+    classes = f"v v-{cell.state.replace(' ', '-')}" + (
+        f" flip flip-{cell.flip}" if cell.flip else ""
+    )
+    mark = {"fixed": "\u25b2 fixed", "broken": "\u25bc broken"}.get(
+        cell.flip or "", "\u25c6 changed"
+    )
+    flip = f'<span class="flip-mark">{mark}</span>' if cell.flip else ""
+    attributed = (
+        f'<span class="pass" title="the pass attribution names">{_e(cell.attributed)}</span>'
+        if cell.attributed
+        else ""
+    )
+    return (
+        f'<td class="{classes}" title="{_e(cell.words)}"><a href="{_e(cell.href)}">'
+        f'<span class="short">{_e(cell.label)}</span><span class="words">{_e(cell.words)}</span>'
+        f"</a>{flip}{attributed}</td>"
+    )
+
+
+def cost_section(builds: list[report.BuildResult], benchmarks: dict) -> str:
+    parts = [
+        '<section id="cost"><h2>Cost of the correct controls (Inductor)</h2>',
+        "<p>Only correct controls are costed: a control that is wrong on a build has no point "
+        "there. Hover a point for its value.</p>",
+    ]
+    scenarios = list(dict.fromkeys(s for b in builds for s in report.cost_scenarios(b)))
+    for scenario in scenarios:
+        parts.append(f'<h3 id="cost-{_e(scenario)}">{_e(scenario)}</h3><div class="charts">')
+        for metric, title in COST_METRICS.items():
+            benchmark = f"{scenario}.Cost.{metric}"
+            if benchmark not in benchmarks:
+                continue
+            unit = benchmarks[benchmark].get("unit", "")
+            for size in _sizes(builds, benchmark):
+                parts.append(
+                    cost_chart(builds, benchmark, size, f"{title}, N={report._size(size)}", unit)
+                )
+        parts.append("</div>")
+    if not scenarios:
+        parts.append("<p>No Cost results yet.</p>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _sizes(builds, benchmark: str) -> list:
+    return list(dict.fromkeys(size for b in builds for _, size in b.values.get(benchmark, {})))
+
+
+def cost_series(builds, benchmark: str, size) -> tuple[list[str], dict[tuple, list]]:
+    """x labels (build tags, by date) and one series per (correct control, machine): its
+    value on each build, None where it was not measured; in the benchmark's control order."""
+    tags = list(dict.fromkeys(b.tag for b in sorted(builds, key=_build_date)))
+    series: dict[tuple, list] = {}
+    for build in builds:
+        for (control, n), value in build.values.get(benchmark, {}).items():
+            if n == size and _measured(value):
+                points = series.setdefault((control, build.machine), [None] * len(tags))
+                points[tags.index(build.tag)] = value
+    controls = _controls(builds, benchmark)
+    return tags, dict(sorted(series.items(), key=lambda item: controls.index(item[0][0])))
+
+
+def _controls(builds, benchmark: str) -> list[str]:
+    """Every control of a Cost benchmark, in the order asv lists them."""
+    return list(dict.fromkeys(c for b in builds for c, _ in b.values.get(benchmark, {})))
+
+
+def cost_chart(builds, benchmark: str, size, title: str, unit: str) -> str:
+    tags, series = cost_series(builds, benchmark, size)
+    controls, machines = _controls(builds, benchmark), sorted({b.machine for b in builds})
+    named = {}
+    for (control, machine), points in series.items():
+        name = f"{control} ({machine})" if len(machines) > 1 else control
+        named[name] = (points, (_colour(controls.index(control)), machines.index(machine)))
+    legend = "".join(
+        f'<li><span class="swatch" style="background:{colour}"></span>{_e(name)}</li>'
+        for name, (_, (colour, _)) in named.items()
+    )
+    empty = "" if series else '<p class="empty">no correct control was measured</p>'
+    return (
+        f'<figure class="chart" data-benchmark="{_e(benchmark)}" data-size="{_e(str(size))}">'
+        f"<figcaption>{_e(title)}</figcaption>{line_chart(tags, named, unit)}"
+        f'<ul class="legend">{legend}</ul>{empty}</figure>'
+    )
+
+
+def line_chart(x_labels: list[str], series: dict[str, tuple], unit: str) -> str:
+    """An SVG line chart: builds along x, the metric in `unit` up y (from 0); series: name ->
+    (values, (colour, dash)), dash 0 for a solid line; a line breaks where a value is missing."""
+    width, height, left, right, top, bottom = 520, 260, 78, 12, 12, 70
+    plot_w, plot_h = width - left - right, height - top - bottom
+    values = [v for vs, _ in series.values() for v in vs if v is not None]
+    ticks = nice_ticks(max(values, default=0), unit)
+    top_value = ticks[-1]
+
+    def x(i: int) -> float:
+        return left + (plot_w * (i + 0.5) / len(x_labels) if x_labels else 0)
+
+    def y(value: float) -> float:
+        return top + plot_h * (1 - value / top_value)
+
+    out = [
+        f'<svg viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'aria-label="{_e(unit)} over builds">'
+    ]
+    for tick in ticks:
+        out.append(
+            f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y(tick):.1f}" '
+            f'y2="{y(tick):.1f}"/><text class="tick" x="{left - 6}" y="{y(tick) + 4:.1f}" '
+            f'text-anchor="end">{_e(tick_label(tick, unit))}</text>'
+        )
+    out.append(
+        f'<text class="axis-label y-label" transform="translate(14,{top + plot_h / 2}) '
+        f'rotate(-90)" text-anchor="middle">{_e(unit)}</text>'
+    )
+    for i, label in enumerate(x_labels):
+        out.append(
+            f'<text class="tick" transform="translate({x(i):.1f},{top + plot_h + 12}) '
+            f'rotate(-30)" text-anchor="end">{_e(label)}</text>'
+        )
+    out.append(
+        f'<text class="axis-label x-label" x="{left + plot_w / 2}" y="{height - 4}" '
+        'text-anchor="middle">build</text>'
+    )
+    out.append(
+        f'<line class="axis" x1="{left}" x2="{left}" y1="{top}" y2="{top + plot_h}"/>'
+        f'<line class="axis" x1="{left}" x2="{width - right}" y1="{top + plot_h}" '
+        f'y2="{top + plot_h}"/>'
+    )
+    for name, (points, (colour, dash)) in series.items():
+        dashes = f' stroke-dasharray="{3 * dash + 3},3"' if dash else ""
+        for run in _runs(points):
+            path = " ".join(f"{x(i):.1f},{y(points[i]):.1f}" for i in run)
+            out.append(f'<polyline class="series" stroke="{colour}"{dashes} points="{path}"/>')
+        for i, value in enumerate(points):
+            if value is None:
+                continue
+            out.append(
+                f'<circle class="point" cx="{x(i):.1f}" cy="{y(value):.1f}" r="4" fill="{colour}">'
+                f"<title>{_e(name)} on {_e(x_labels[i])}: {_e(value_text(value, unit))}</title>"
+                "</circle>"
+            )
+    out.append("</svg>")
+    return "".join(out)
+
+
+def nice_ticks(largest: float, unit: str = "", count: int = 5) -> list[float]:
+    """0 and evenly spaced round values up to at least `largest` (1, 2, 2.5 or 5 x 10^k; of
+    MiB for bytes from a MiB up)."""
+    if largest <= 0:
+        return [0, 1]
+    scale = report.MIB if unit == "bytes" and largest >= report.MIB else 1
+    raw = largest / scale / (count - 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw) * scale
+    return [step * i for i in range(math.ceil(largest / step - 1e-9) + 1)]
+
+
+def tick_label(value: float, unit: str) -> str:
+    if unit == "bytes" and value >= report.MIB:
+        return f"{value / report.MIB:g} MiB"
+    if value >= 1e6:
+        return f"{value / 1e6:g}M"
+    if value >= 1e3:
+        return f"{value / 1e3:g}k"
+    return f"{value:g}"
+
+
+def value_text(value: float, unit: str) -> str:
+    if unit == "bytes":
+        return report._bytes(value)
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:.3f} {unit}"
+    return f"{int(value):,} {unit}"
+
+
+def _runs(points: list) -> list[list[int]]:
+    """Indices of consecutive measured points, two or more (a line joins only these)."""
+    runs: list[list[int]] = [[]]
+    for i, value in enumerate(points):
+        if value is None:
+            runs.append([])
+        else:
+            runs[-1].append(i)
+    return [run for run in runs if len(run) > 1]
+
+
+def _measured(value) -> bool:
+    return isinstance(value, (int, float)) and not math.isnan(value)
+
+
+def _build_date(build: report.BuildResult) -> str:
+    return build.identity.get("date", "")
+
+
+def _colour(index: int) -> str:
+    return SERIES_COLOURS[index % len(SERIES_COLOURS)]
+
+
+def _e(text) -> str:
+    return markup.escape(str(text), quote=True)
+
+
+def _navigation(scenarios: list[str]) -> str:
+    links = [f'<a href="#matrix-{_e(s)}">{_e(s)}</a>' for s in scenarios]
+    links += ['<a href="#cost">cost charts</a>', '<a href="../index.html">asv site</a>']
+    return f"<nav>{' | '.join(links)}</nav>"
+
+
+def _legend() -> str:
+    items = "".join(
+        f'<li><span class="v v-{state.replace(" ", "-")} key">{state}</span></li>'
+        for state in report.VERDICT_STATES
+    )
+    flips = (
+        '<li><span class="v v-exact flip key">\u25b2 fixed / \u25bc broken / \u25c6 changed'
+        "</span> differs from the build to its left (same machine)</li>"
+        '<li><span class="key pass">pass</span> the Inductor pass attribution names</li>'
+    )
+    return f'<ul class="states">{items}{flips}</ul>'
+
+
+def _filters() -> str:
+    return (
+        '<form class="filters"><label><input type="checkbox" id="only-interesting"> only rows '
+        'wrong, failed or changing somewhere</label> <label><input type="checkbox" '
+        'id="only-inductor"> Inductor only</label> <label><input type="checkbox" '
+        'id="full-words"> whole verdicts in the cells</label></form>'
+    )
+
+
+STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0 16px 32px; color: #1f2328; }
+header { padding-bottom: 4px; border-bottom: 1px solid #d0d7de; }
+h1 { font-size: 20px; margin: 12px 0 4px; } h2 { margin: 24px 0 4px; font-size: 18px; }
+nav a { margin: 0 4px; } .summary { margin: 0 0 6px; color: #57606a; }
+ul.states, ul.legend { list-style: none; padding: 0; margin: 6px 0; display: flex;
+  flex-wrap: wrap; gap: 6px 14px; }
+.key { display: inline-block; padding: 1px 8px; border-radius: 3px; }
+.key.pass { display: inline-block; margin: 0 4px 0 0; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border: 1px solid #d0d7de; padding: 3px 6px; text-align: left; vertical-align: top; }
+thead th { background: #f6f8fa; position: sticky; top: 0; }
+th.build span { display: block; } .sub { font-weight: normal; color: #57606a; font-size: 12px; }
+tbody th { font-weight: 600; white-space: nowrap; } td.size { text-align: right; }
+td.v { min-width: 96px; } td.v a { color: inherit; text-decoration: none; display: block; }
+td.v a:hover { text-decoration: underline; }
+.v-exact { background: #dafbe1; color: #116329; }
+.v-wrong { background: #ffcecb; color: #82071e; font-weight: 600; }
+.v-skipped { background: #eaeef2; color: #57606a; }
+.v-failed { background: #fbefff; color: #6639ba; font-weight: 600; }
+.v-not-run { background: repeating-linear-gradient(45deg, #fff, #fff 4px, #f6f8fa 4px,
+  #f6f8fa 8px); color: #8c959f; }
+.flip { box-shadow: inset 4px 0 0 #bf8700; }
+.flip-mark { display: block; font-size: 11px; color: #7d4e00; font-weight: 600; }
+.pass { display: block; font-size: 11px; font-family: ui-monospace, monospace;
+  color: #0550ae; background: #ddf4ff; border-radius: 3px; padding: 0 3px; margin-top: 2px; }
+.words { display: none; } body.full .words { display: inline; } body.full .short { display: none; }
+td.v .words { white-space: normal; font-weight: normal; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+figure.chart { margin: 0; border: 1px solid #d0d7de; border-radius: 4px; padding: 6px; }
+figcaption { font-weight: 600; }
+svg .grid { stroke: #eaeef2; } svg .axis { stroke: #57606a; }
+svg .tick { font-size: 11px; fill: #57606a; } svg .axis-label { font-size: 12px; fill: #1f2328; }
+svg .series { fill: none; stroke-width: 2; }
+.swatch { display: inline-block; width: 12px; height: 12px; margin-right: 4px;
+  vertical-align: -1px; border-radius: 2px; }
+.empty { color: #57606a; }
+"""
+
+SCRIPT = """
+const rows = () => document.querySelectorAll('section.matrix tbody tr');
+function applyFilters() {
+  const interesting = document.getElementById('only-interesting').checked;
+  const inductor = document.getElementById('only-inductor').checked;
+  rows().forEach(row => {
+    const hide = (interesting && row.dataset.interesting !== '1') ||
+      (inductor && row.dataset.backend !== 'inductor');
+    row.hidden = hide;
+  });
+  document.body.classList.toggle('full', document.getElementById('full-words').checked);
+}
+document.querySelectorAll('form.filters input')
+  .forEach(input => input.addEventListener('change', applyFilters));
+"""
+
+
+def _document(body: str) -> str:
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<title>writeback: verdicts</title>"
+        f"<style>{STYLE}</style></head>\n<body>\n{body}\n<script>{SCRIPT}</script>\n"
+        "</body></html>\n"
+    )
+
+
+def _benchmarks(results: Path) -> dict:
+    path = results / "benchmarks.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--results", type=Path, default=ROOT / "results")
+    parser.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)
+    parser.add_argument("--html", type=Path, default=ROOT / "html")
+    args = parser.parse_args(argv)
+    if (args.html / "index.html").is_file():
+        path = publish(args.html, args.results, args.ledger)
+    else:
+        builds = report.load(args.results, args.ledger)
+        path = write(args.html / PAGE, builds, _benchmarks(args.results))
+    print(f"verdict page: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
