@@ -24,7 +24,8 @@ class Control:
     """One way to write the operation. `requires` names torch attributes it cannot run without,
     `requires_module` a package it imports (a client library such as tensordict);
     `make_case` overrides the scenario's case builder (catalogue patterns have their own
-    inputs); `issue` links the upstream report it reproduces."""
+    inputs); `issue` links the upstream report it reproduces, `fix` the pull request that fixes
+    it."""
 
     name: str
     fn: Callable
@@ -32,6 +33,7 @@ class Control:
     make_case: Callable | None = None
     issue: str = ""
     requires_module: str = ""
+    fix: str = ""
 
 
 @dataclass(frozen=True)

@@ -135,6 +135,7 @@ def _probe_control(
         for backend in backends:
             row = _empty_row(control.name, backend, n)
             row["issue"] = control.issue
+            row["fix"] = control.fix
             rows.append(row)
             if missing:
                 row["skipped"] = f"torch {torch.__version__} has no {', '.join(missing)}"
@@ -230,6 +231,7 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "control": control,
         "backend": backend,
         "n": n,
+        "fix": "",
         "elements": None,
         "input_shapes": None,
         "wrong_elements": None,
