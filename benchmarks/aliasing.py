@@ -309,7 +309,7 @@ def aliased_input_view_return_control(t0, ta):
 
 
 def _aliased_input_case(size):
-    base = _values(*_rows_cols(size))
+    base = _values(*_rows_cols(size)).clone()  # a tensor of its own (not a view), as reported
     after = base.clone() + 100
     return Case(
         inputs={"t0": base, "ta": base[1:]},
