@@ -19,6 +19,7 @@ from .contract import Case
 from .scenario import Control, Scenario
 
 ISSUES = "https://github.com/pytorch/pytorch/issues/"
+PULLS = "https://github.com/pytorch/pytorch/pull/"
 SIZES = ("small", "large")
 
 
@@ -40,6 +41,20 @@ def _square(size: str) -> int:
 
 def _length(size: str) -> int:
     return 8 if size == "small" else 1048576
+
+
+def _custom_op(name: str, mutates_args: tuple[str, ...], fake=None):
+    """Register `writeback::<name>`; None where this torch has no `torch.library.custom_op`."""
+    if not hasattr(torch.library, "custom_op"):
+        return lambda impl: None
+
+    def register(impl):
+        op = torch.library.custom_op(f"writeback::{name}", mutates_args=mutates_args)(impl)
+        if fake is not None:
+            op.register_fake(fake)
+        return op
+
+    return register
 
 
 # --- copy_of_mutated_input (#198131) ---------------------------------------------------------
@@ -191,15 +206,7 @@ def _reverse_into_impl(src: torch.Tensor, dst: torch.Tensor) -> None:
         dst[half] = src[half]
 
 
-def _register_reverse_into():
-    if not hasattr(torch.library, "custom_op"):
-        return None
-    return torch.library.custom_op("writeback::reverse_into", mutates_args=("dst",))(
-        _reverse_into_impl
-    )
-
-
-_REVERSE_INTO = _register_reverse_into()
+_REVERSE_INTO = _custom_op("reverse_into", ("dst",))(_reverse_into_impl)
 
 
 def custom_op_into_clone(x):
@@ -250,37 +257,339 @@ def _rotate3_case(size):
     )
 
 
+# --- dtype_view_then_mutate (#198101) -----------------------------------------------------
+
+
+def dtype_view_then_mutate(x):
+    y = x.view(torch.int32) * 2
+    y.sub_(-4)
+    x[:, 2:5] = 2
+    return y.view(torch.int64)
+
+
+def _dtype_view_case(size):
+    rows = 4 if size == "small" else 131072
+    x = torch.arange(rows * 8, dtype=torch.int64).reshape(rows, 8) - rows * 4
+    old = x.clone()
+    doubled = old.view(torch.int32) * 2 + 4
+    after = old.clone()
+    after[:, 2:5] = 2
+    return Case(inputs={"x": x}, after={"x": after}, returns={"y": doubled.view(torch.int64)})
+
+
+# --- unfold_gap_add (#198102) --------------------------------------------------------------
+
+
+def unfold_gap_add(x):
+    v = x.unfold(1, 1, 5)  # windows of one column, step 5: columns 0 and 5 only
+    v.add_(v)
+    return x
+
+
+def _unfold_gap_case(size):
+    rows = 4 if size == "small" else 174763
+    x = torch.arange(rows * 6, dtype=torch.int64).reshape(rows, 6) % 4093 + 1
+    after = x.clone()
+    after[:, 0] *= 2
+    after[:, 5] *= 2
+    return Case(inputs={"x": x}, after={"x": after}, returns={"x": after})
+
+
+# --- aliased_input_view_return (#198095) ---------------------------------------------------
+
+
+def aliased_input_view_return(t0, ta):
+    t0.add_(100)
+    return ta[0]
+
+
+def aliased_input_view_return_control(t0, ta):
+    t0.add_(100)
+    return t0[1]
+
+
+def _aliased_input_case(size):
+    base = _values(*_rows_cols(size)).clone()  # a tensor of its own (not a view), as reported
+    after = base.clone() + 100
+    return Case(
+        inputs={"t0": base, "ta": base[1:]},
+        after={"t0": after, "ta": after[1:]},
+        returns={"row": after[1]},
+    )
+
+
+# --- values right, aliasing wrong: #197893 and #195451 --------------------------------------
+
+
+def add_zero_output(x):
+    """#197893: `x + 0` as a graph output comes back as `x` itself, so a later in-place update
+    of the result changes the input. The values are right: only an output alias probe (a write
+    through the returned tensor, then the input compared) can see this fault."""
+    return x + 0
+
+
+def _add_zero_case(size):
+    x = _values(_length(size))
+    old = x.clone()
+    return Case(inputs={"x": x}, after={"x": old}, returns={"y": old})
+
+
+def scatter_copy_back_output(x, src):
+    """#195451: the returned scatter result aliases `x` when compiled, a fresh tensor in eager.
+    The values are right: only an output alias probe can see this fault."""
+    updated = torch.slice_scatter(x, src, 0, 0, 1)
+    x.copy_(updated)
+    return updated
+
+
+def _scatter_copy_back_case(size):
+    x, src = _values(_length(size)), -_values(1)
+    after = x.clone()
+    after[0] = src[0]
+    return Case(
+        inputs={"x": x, "src": src},
+        after={"x": after, "src": src.clone()},
+        returns={"updated": after.clone()},
+    )
+
+
+# --- dropout_identity_add (#195422) --------------------------------------------------------
+
+
+def dropout_identity_add(x):
+    y = torch.nn.functional.dropout(x, 0.5, False)  # training=False: y is x itself
+    y += y
+    return y
+
+
+def dropout_identity_add_control(x):
+    y = x
+    y += y
+    return y
+
+
+def _doubled_case(size):
+    x = _values(_length(size))
+    doubled = x.clone() * 2
+    return Case(inputs={"x": x}, after={"x": doubled}, returns={"y": doubled})
+
+
+# --- custom ops: #197489 and #153389 -------------------------------------------------------
+
+
+@_custom_op("storage_offset_of", (), fake=lambda x: torch.empty((), dtype=torch.int64))
+def _storage_offset_of(x: torch.Tensor) -> torch.Tensor:
+    return torch.tensor(x.storage_offset(), dtype=torch.int64)
+
+
+def clone_storage_offset(x):
+    """#197489: the clone of an offset slice has storage offset 0; removed as a no-op, the op
+    sees the slice's offset 1."""
+    return _storage_offset_of(x[1:].clone())
+
+
+def _storage_offset_case(size):
+    x = _values(_length(size))
+    return Case(
+        inputs={"x": x},
+        after={"x": x.clone()},
+        returns={"offset": torch.tensor(0, dtype=torch.int64)},
+    )
+
+
+@_custom_op("add_one_add_two", ("x1", "x2"))
+def _add_one_add_two(x1: torch.Tensor, x2: torch.Tensor) -> None:
+    x1.add_(1)
+    x2.add_(2)
+
+
+@_custom_op("sum_plus_two_into", ("out",))
+def _sum_plus_two_into(x1_0: torch.Tensor, x2_0: torch.Tensor, out: torch.Tensor) -> None:
+    out.copy_(x1_0 + x2_0 + 2)
+
+
+def custom_ops_on_rows_of_one_base(x1, x2, out):
+    """#153389: two mutable custom ops on inputs that are rows of one tensor."""
+    _add_one_add_two(x1, x2)
+    _sum_plus_two_into(x1[0], x2[0], out)
+    return out
+
+
+def _custom_rows_case(size):
+    base = _values(*_rows_cols(size, rows=3))
+    out = torch.zeros_like(base)
+    new_x1, new_x2 = base[0].clone() + 1, base[1].clone() + 2
+    expected_out = torch.full_like(out, float(new_x1[0] + new_x2[0] + 2))
+    return Case(
+        inputs={"x1": base[0], "x2": base[1], "out": out},
+        after={"x1": new_x1, "x2": new_x2, "out": expected_out},
+        returns={"out": expected_out},
+    )
+
+
+# --- index_add_on_expand (#183986, reported on CUDA) ---------------------------------------
+
+
+def index_add_on_expand(src, idx):
+    """#183986 (reported on CUDA, run here on the CPU): a functional `index_add` on an expanded
+    (stride-0) tensor, reinplaced into the shared row."""
+    x = torch.zeros(1, src.size(1)).expand(4, -1)
+    return x.index_add(0, idx, src)
+
+
+def _index_add_expand_case(size):
+    src = _values(*_rows_cols(size, rows=3))
+    idx = torch.tensor([0, 1, 0])
+    expected = torch.zeros(4, src.size(1))
+    expected[0] = src[0] + src[2]
+    expected[1] = src[1]
+    return Case(
+        inputs={"src": src, "idx": idx},
+        after={"src": src.clone(), "idx": idx.clone()},
+        returns={"out": expected},
+    )
+
+
+# --- size-1 scatter then gather: #191571 and #171493 (both reported on CUDA) ---------------
+
+
+def scatter_add_then_gather(x, idx):
+    """#191571 (reported on CUDA, exact on the CPU there): a size-1 `scatter_add_` target
+    gathered from in the same graph."""
+    res = torch.zeros(1, x.shape[1], dtype=x.dtype)
+    res.scatter_add_(0, idx.unsqueeze(-1).expand(-1, x.shape[1]), x)
+    return torch.index_select(res, 0, idx)
+
+
+def _scatter_gather_case(size):
+    rows = 8 if size == "small" else 262144
+    x = torch.arange(rows * 4, dtype=torch.float32).reshape(rows, 4) % 31  # sums stay exact
+    idx = torch.zeros(rows, dtype=torch.int64)
+    total = x.clone().sum(0, keepdim=True)
+    return Case(
+        inputs={"x": x, "idx": idx},
+        after={"x": x.clone(), "idx": idx.clone()},
+        returns={"gathered": total.expand(rows, -1).clone()},
+    )
+
+
+def index_add_then_gather(f, batch):
+    """#171493 (reported on CUDA), with exact constants: `f ** 2 + 1` for `f ** 2 + 0.0098...`,
+    `+ 2` for `+ 1e-6`, and one batch row for `batch.max() + 1` (the report's batch is all
+    zeros; a data-dependent size cannot compile with fullgraph=True)."""
+    f_u = f**2 + 1
+    per_batch = torch.zeros((1, f.shape[1]), dtype=f.dtype)
+    per_batch.index_add_(0, batch, f_u)
+    per_node = per_batch[batch] + 2
+    return f_u / per_node
+
+
+def _index_add_gather_case(size):
+    nodes = 7 if size == "small" else 1048575  # nodes + 1 a power of two: 1 / (nodes + 1) exact
+    f = torch.ones(nodes, 1)
+    batch = torch.zeros(nodes, dtype=torch.int64)
+    return Case(
+        inputs={"f": f, "batch": batch},
+        after={"f": f.clone(), "batch": batch.clone()},
+        returns={"scaled": torch.full((nodes, 1), 1.0 / (nodes + 1))},
+    )
+
+
+# --- vmap_grad_index_put_expand (#188084) --------------------------------------------------
+
+
+def vmap_grad_index_put_expand(X):
+    """#188084: the backward of `index_select` over a stacked row is an `index_put` with
+    accumulate into an expanded view; reinplaced, every gradient row collects the batch."""
+    idx = torch.tensor([0, 2])
+    w = torch.tensor([1.0, -1.0])
+
+    def row(x):
+        stacked = torch.stack([x[..., k] for k in range(4)], dim=-1)
+        return (torch.index_select(stacked, -1, idx) * w).sum(-1).reshape(())
+
+    return torch.func.vmap(torch.func.grad_and_value(row))(X)
+
+
+def _vmap_grad_case(size):
+    X = _values(*_rows_cols(size, rows=4)).t().contiguous()  # rows x 4
+    gradient = torch.tensor([1.0, 0.0, -1.0, 0.0]).expand(X.size(0), -1).clone()
+    return Case(
+        inputs={"X": X},
+        after={"X": X.clone()},
+        returns={"grad": gradient, "value": X[:, 0] - X[:, 2]},
+    )
+
+
 _FOREACH = ("torch._foreach_copy_",)
+_CUSTOM_OP = ("torch.library.custom_op",)
 CATALOGUE = Scenario(
     name="aliasing",
     controls=(
         Control("copy_of_mutated_input", copy_of_mutated_input,
-                make_case=_copy_case, issue=ISSUES + "198131"),
+                make_case=_copy_case, issue=ISSUES + "198131",
+                fix=PULLS + "198132"),
         Control("copy_of_mutated_input_control", copy_of_mutated_input_control,
-                make_case=_copy_case, issue=ISSUES + "198131"),
+                make_case=_copy_case, issue=ISSUES + "198131",
+                fix=PULLS + "198132"),
         Control("foreach_add_flip", foreach_add_flip, requires=("torch._foreach_add_",),
-                make_case=_add_flip_case, issue=ISSUES + "198033"),
+                make_case=_add_flip_case, issue=ISSUES + "198033",
+                fix=PULLS + "198242"),
         Control("foreach_add_flip_control", foreach_add_flip_control,
-                make_case=_add_flip_case, issue=ISSUES + "198033"),
+                make_case=_add_flip_case, issue=ISSUES + "198033",
+                fix=PULLS + "198242"),
         Control("shift_clone", shift_clone, make_case=_shift_case(True),
                 issue=ISSUES + "197829"),
         Control("shift_clone_back", shift_clone_back, make_case=_shift_case(False),
                 issue=ISSUES + "197829"),
         Control("slice_scatter_then_zero", slice_scatter_then_zero,
-                make_case=_slice_scatter_case, issue=ISSUES + "198094"),
+                make_case=_slice_scatter_case, issue=ISSUES + "198094",
+                fix=PULLS + "198096"),
         Control("diagonal_scatter_then_fill", diagonal_scatter_then_fill,
-                make_case=_diagonal_case, issue=ISSUES + "198094"),
+                make_case=_diagonal_case, issue=ISSUES + "198094",
+                fix=PULLS + "198096"),
         Control("index_fill_clone_clamp", index_fill_clone_clamp,
-                make_case=_index_fill_case, issue=ISSUES + "198094"),
+                make_case=_index_fill_case, issue=ISSUES + "198094",
+                fix=PULLS + "198096"),
         Control("index_put_then_add_flip", index_put_then_add_flip,
                 make_case=_index_put_case, issue=ISSUES + "198270"),
         Control("custom_op_into_clone", custom_op_into_clone,
-                requires=("torch.library.custom_op",), make_case=_custom_op_case,
+                requires=_CUSTOM_OP, make_case=_custom_op_case,
                 issue=ISSUES + "198031"),
         Control("transpose_copy", transpose_copy, make_case=_transpose_case,
                 issue=ISSUES + "198280"),
         Control("rotate3_foreach", rotate3_foreach, requires=_FOREACH,
                 make_case=_rotate3_case),
+        Control("dtype_view_then_mutate", dtype_view_then_mutate, make_case=_dtype_view_case,
+                issue=ISSUES + "198101", fix=PULLS + "198104"),
+        Control("unfold_gap_add", unfold_gap_add, make_case=_unfold_gap_case,
+                issue=ISSUES + "198102", fix=PULLS + "198105"),
+        Control("aliased_input_view_return", aliased_input_view_return,
+                make_case=_aliased_input_case, issue=ISSUES + "198095", fix=PULLS + "198097"),
+        Control("aliased_input_view_return_control", aliased_input_view_return_control,
+                make_case=_aliased_input_case, issue=ISSUES + "198095", fix=PULLS + "198097"),
+        Control("add_zero_output", add_zero_output, make_case=_add_zero_case,
+                issue=ISSUES + "197893"),
+        Control("scatter_copy_back_output", scatter_copy_back_output,
+                make_case=_scatter_copy_back_case, issue=ISSUES + "195451",
+                fix=PULLS + "195484"),
+        Control("dropout_identity_add", dropout_identity_add, make_case=_doubled_case,
+                issue=ISSUES + "195422"),
+        Control("dropout_identity_add_control", dropout_identity_add_control,
+                make_case=_doubled_case, issue=ISSUES + "195422"),
+        Control("clone_storage_offset", clone_storage_offset, requires=_CUSTOM_OP,
+                make_case=_storage_offset_case, issue=ISSUES + "197489"),
+        Control("custom_ops_on_rows_of_one_base", custom_ops_on_rows_of_one_base,
+                requires=_CUSTOM_OP, make_case=_custom_rows_case, issue=ISSUES + "153389"),
+        Control("index_add_on_expand", index_add_on_expand, make_case=_index_add_expand_case,
+                issue=ISSUES + "183986", fix=PULLS + "184488"),
+        Control("scatter_add_then_gather", scatter_add_then_gather,
+                make_case=_scatter_gather_case, issue=ISSUES + "191571"),
+        Control("index_add_then_gather", index_add_then_gather,
+                make_case=_index_add_gather_case, issue=ISSUES + "171493"),
+        Control("vmap_grad_index_put_expand", vmap_grad_index_put_expand,
+                requires=("torch.func.vmap", "torch.func.grad_and_value"),
+                make_case=_vmap_grad_case, issue=ISSUES + "188084"),
     ),
     sizes=SIZES,
     param_names=("pattern", "backend", "size"),

@@ -24,8 +24,8 @@ class Control:
     """One way to write the operation. `requires` names torch attributes it cannot run without,
     `requires_module` a package it imports (a client library such as tensordict);
     `make_case` overrides the scenario's case builder (catalogue patterns have their own
-    inputs); `issue` links the upstream report it reproduces; `floor_operands` overrides the
-    scenario's (its inputs differ)."""
+    inputs); `issue` links the upstream report it reproduces, `fix` the pull request that fixes
+    it; `floor_operands` overrides the scenario's (its inputs differ)."""
 
     name: str
     fn: Callable
@@ -34,6 +34,7 @@ class Control:
     issue: str = ""
     requires_module: str = ""
     floor_operands: Callable | None = None
+    fix: str = ""
 
 
 @dataclass(frozen=True)

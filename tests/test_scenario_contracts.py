@@ -2,6 +2,8 @@
 client): every entry's expectation matches eager at each size, and faults injected into each
 entry's outputs, inputs and storage are caught and named."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -37,6 +39,9 @@ def test_every_entry_names_its_shape_and_most_their_issue():
     linked = [c for c in aliasing.CATALOGUE.controls if c.issue]
     assert all(c.issue.startswith(aliasing.ISSUES) for c in linked)
     assert len(linked) == len(names) - 1  # rotate3_foreach has no upstream report
+    assert len(linked) >= 25  # issue 13: every report we know of, each entry linked
+    fixed = [c for c in aliasing.CATALOGUE.controls if c.fix]
+    assert all(c.fix.startswith(aliasing.PULLS) and c.issue for c in fixed)
 
 
 @pytest.mark.parametrize(("scenario", "entry", "size"), SIZED, ids=_ids)
@@ -44,7 +49,8 @@ def test_eager_keeps_every_entrys_contract(scenario, entry, size):
     case = scenario.case(entry, size)
     if size in ("large", 1048576):
         assert sum(t.numel() for t in case.inputs.values()) >= 1_000_000 // 2
-    with torch.no_grad():
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error")  # no deprecated overlap, no undefined behaviour flagged
         verdict = check(entry.fn, case)
     assert verdict.ok, verdict.describe()
 
@@ -102,3 +108,11 @@ def test_the_custom_op_is_wrong_exactly_when_its_arguments_alias():
     assert torch.equal(out, x.flip(0))
     aliasing._reverse_into_impl(x, x)  # aliasing: the second half reads overwritten values
     assert not torch.equal(x, torch.arange(6, dtype=torch.float32).flip(0))
+
+
+def test_the_storage_offset_op_reads_the_offset_of_what_it_is_given():
+    if aliasing._storage_offset_of is None:
+        pytest.skip(f"torch {torch.__version__} has no torch.library.custom_op")
+    x = torch.arange(8.0)
+    assert int(aliasing._storage_offset_of(x[1:])) == 1
+    assert int(aliasing._storage_offset_of(x[1:].clone())) == 0

@@ -98,7 +98,12 @@ def json_rows(record: dict) -> list[dict]:
     for row in record["rows"]:
         out = {"scenario": record["scenario"], **ident, **{k: row.get(k) for k in keys}}
         if not isinstance(row["n"], int):  # a catalogue size label: n is the element count
-            out.update(size=row["n"], n=row["elements"], issue=row.get("issue") or None)
+            out.update(
+                size=row["n"],
+                n=row["elements"],
+                issue=row.get("issue") or None,
+                fix=row.get("fix") or None,
+            )
         rows.append(out)
     return rows
 

@@ -23,14 +23,12 @@ def build(fn, backend: str):
 
 def compile_and_capture(fn, inputs) -> tuple[object, list[str]]:
     """Compile `fn` for Inductor by calling it once on `inputs` (consumed); return the compiled
-    callable, now warm, and the generated wrapper source(s)."""
+    callable, now warm, and the generated wrapper source(s). The list is empty where Inductor
+    generated no code (2.15.0 compiles `x + 0` to returning its input): the verdict is still
+    measured; a cost cannot be."""
     compiled = build(fn, "inductor")
     with torch.no_grad():
         _, wrappers = run_and_get_code(compiled, *inputs)
-    if not wrappers:
-        raise RuntimeError(
-            f"torch {torch.__version__} compiled the control but reported no generated code"
-        )
     return compiled, wrappers
 
 

@@ -164,6 +164,7 @@ def _probe_control(
         for backend in backends:
             row = _empty_row(control.name, backend, n)
             row["issue"] = control.issue
+            row["fix"] = control.fix
             rows.append(row)
             if missing:
                 row["skipped"] = f"torch {torch.__version__} has no {', '.join(missing)}"
@@ -230,6 +231,9 @@ def _probe_inductor(
         )
     if not (with_cost and verdict.ok and scenario.measure_cost):
         return
+    if not wrappers:
+        raise RuntimeError(f"torch {torch.__version__} generated no code for the control: "
+                           "nothing to cost (its verdict is above)")  # fmt: skip
     row.update(profile_warm_call(compiled, list(scenario.case(control, n).inputs.values())))
     statics = [static_scratch(wrapper) for wrapper in wrappers]
     if all(s.peak_bytes is not None for s in statics):
@@ -277,6 +281,7 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "control": control,
         "backend": backend,
         "n": n,
+        "fix": "",
         "elements": None,
         "input_shapes": None,
         "wrong_elements": None,
