@@ -250,14 +250,16 @@ def matrix(builds: list[BuildResult]) -> str:
     )
     lines = [header + " |", "|---|---|---|---|" + "---|" * len(builds)]
     for scenario, control, backend, n in keys:
-        cells, previous, issue = [], None, ""
+        cells, previous, issue, fix = [], None, "", ""
         for build in builds:
             cell = verdict(build, control, backend, n, scenario)
-            issue = issue or build.probe.get((scenario, control, backend, n), {}).get("issue", "")
+            row = build.probe.get((scenario, control, backend, n), {})
+            issue, fix = issue or row.get("issue", ""), fix or row.get("fix", "")
             changed = previous is not None and previous[0] == build.machine and previous[1] != cell
             cells.append(f"**{cell}** (changed)" if changed else cell)
             previous = (build.machine, cell)
         name = f"[{control}]({issue})" if issue else control
+        name += f" ([fix]({fix}))" if fix else ""
         lines.append(
             f"| {scenario} | {name} | {backend} | {_size(n)} | " + " | ".join(cells) + " |"
         )
