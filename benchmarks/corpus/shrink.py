@@ -4,7 +4,8 @@ Candidates, smallest first: drop a statement, drop one (destination, source) pai
 foreach op, replace a view by its base (every later use
 reads the base instead), drop a return, drop an unused input. A candidate is kept when it is
 still well-defined in eager (`program.problem`: shrinking never produces an undefined program)
-and `still_wrong` holds for it; the first kept candidate restarts the search, until none is.
+and `still_wrong` holds for it. Each pass goes on from the candidate it kept (a restart after
+every step would compile every earlier candidate again); passes repeat until one keeps none.
 """
 
 from __future__ import annotations
@@ -16,14 +17,17 @@ from .program import FOREACH, VIEWS, Program, Statement, problem
 
 
 def shrink(program: Program, still_wrong: Callable[[Program], bool]) -> Program:
-    current = program
+    current, position, kept_in_pass = program, 0, False
     while True:
-        for candidate in candidates(current):
+        options = list(candidates(current))[position:]
+        for offset, candidate in enumerate(options):
             if problem(candidate) is None and still_wrong(candidate):
-                current = candidate
+                current, position, kept_in_pass = candidate, position + offset, True
                 break
         else:
-            return current
+            if not kept_in_pass:
+                return current
+            position, kept_in_pass = 0, False
 
 
 def candidates(program: Program) -> Iterator[Program]:
