@@ -21,15 +21,24 @@ BACKENDS = ("inductor", "aot_eager")
 CORPORA = {"seed0-200": (0, 200), "seed1-1000": (1, 1000)}
 DEFAULT = "seed0-200"
 KNOB = "WRITEBACK_CORPORA"
-"""Comma-separated corpus names to run besides the default (`seed1-1000`), or `all`."""
+"""Which named corpora run: unset, the default only; else comma-separated names, `all` or `none`."""
+
+
+def chosen() -> set[str]:
+    text = os.environ.get(KNOB)
+    if text is None:
+        return {DEFAULT}
+    names = {part.strip() for part in text.split(",") if part.strip()} - {"none"}
+    if unknown := names - set(CORPORA) - {"all"}:
+        raise ValueError(
+            f"${KNOB} names unknown corpora {sorted(unknown)} (known: {list(CORPORA)})"
+        )
+    return set(CORPORA) if "all" in names else names
 
 
 def enabled(name: str) -> str | None:
     """None when corpus `name` runs here, else why not."""
-    if name == DEFAULT:
-        return None
-    chosen = {part.strip() for part in os.environ.get(KNOB, "").split(",")}
-    if name in chosen or "all" in chosen:
+    if name in chosen():
         return None
     return f"corpus {name} runs only when ${KNOB} names it (or is 'all')"
 
