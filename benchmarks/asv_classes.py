@@ -171,7 +171,8 @@ def _prepare_timed_call(record, control, n):
     fn = torch.no_grad()(build(chosen.fn, COST_BACKEND))
     first = scenario.case(chosen, n)
     fn(*first.inputs.values())  # compiles; a cache hit after setup_cache
-    require(check(fn, scenario.case(chosen, n)), f"{scenario.name}.{control} (timed, n={n})")
+    case = scenario.case(chosen, n)
+    require(check(fn, case, reference=chosen.fn), f"{scenario.name}.{control} (timed, n={n})")
     inputs = scenario.case(chosen, n).inputs
     _TIMED[(scenario.name, control, n)] = (fn, tuple(inputs.values()))
 

@@ -8,6 +8,11 @@ must be exact:
     ret_<name>   each returned tensor
     in_<name>    each input, read through the tensor object that was passed in
     view_<name>  each input, read through the view taken before the call
+    alias_<name> each returned tensor's aliasing (when the eager `reference` is given): after
+                 the call a distinct value is written through the return, here and in an
+                 eager call on copies of the same inputs; the input elements that change
+                 must be the same in both (a return that aliases an input in eager must alias
+                 it here, one that does not must not)
 
 and every input must still live at its original storage address. The verdict counts wrong
 elements per coordinate, so a wrong result is a number that asv can track and bisect.
@@ -64,10 +69,22 @@ class ContractBroken(AssertionError):
     """A control broke the snapshot contract; the message names where and by how much."""
 
 
-def check(call, case: Case) -> Verdict:
-    """Call `call(*case.inputs)` once and check every coordinate of the contract."""
+ALIAS_MARK = -(2**23)
+"""The first value written through a returned tensor by the alias probe (then -2**23 + 1, ...):
+exact in FP32 and in every integer dtype the scenarios use, and far from their input values."""
+
+
+def check(call, case: Case, reference=None) -> Verdict:
+    """Call `call(*case.inputs)` once and check every coordinate of the contract.
+
+    With `reference` (the plain eager function), the alias probe runs too: `reference` is
+    called on copies of the inputs taken before the call, then each return is written through
+    on both sides (see `alias_<name>` above). The probe writes into the inputs, so it runs
+    after every value and storage coordinate has been read.
+    """
     views = {name: tensor.view(tensor.shape) for name, tensor in case.inputs.items()}
     addresses = {name: storage_address(tensor) for name, tensor in case.inputs.items()}
+    copies = {name: tensor.clone() for name, tensor in case.inputs.items()} if reference else {}
     result = call(*case.inputs.values())
     returned = _as_tuple(result)
 
@@ -82,7 +99,36 @@ def check(call, case: Case) -> Verdict:
     moved = [
         name for name, tensor in case.inputs.items() if storage_address(tensor) != addresses[name]
     ]
+    if reference is not None:
+        reference_returns = _as_tuple(reference(*copies.values()))
+        wrong.update(
+            alias_wrong(list(case.returns), returned, case.inputs, reference_returns, copies)
+        )
     return Verdict(wrong=wrong, moved=moved)
+
+
+def alias_wrong(names, returned, inputs, reference_returns, reference_inputs) -> dict[str, int]:
+    """`alias_<name>` per return: input elements that a write through that return changes on
+    one side only (the call's, or the eager reference's)."""
+    wrong = {}
+    for position, name in enumerate(names):
+        mark = ALIAS_MARK + position
+        here = _changed_by_write(_at(returned, position), mark, inputs)
+        there = _changed_by_write(_at(reference_returns, position), mark, reference_inputs)
+        wrong[f"alias_{name}"] = sum(count_wrong(here[key], there[key]) for key in there)
+    return wrong
+
+
+def _changed_by_write(tensor, mark: int, inputs: dict) -> dict[str, torch.Tensor]:
+    """Write `mark` through `tensor` (when it is one); return, per input, which elements changed."""
+    before = {name: value.clone() for name, value in inputs.items()}
+    if isinstance(tensor, torch.Tensor):
+        tensor.detach().fill_(mark)
+    return {name: torch.ne(inputs[name], before[name]) for name in inputs}
+
+
+def _at(values: tuple, position: int):
+    return values[position] if position < len(values) else None
 
 
 def count_wrong(got, expected: torch.Tensor) -> int:

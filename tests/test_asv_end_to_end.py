@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import aliasing, snapshot_swap
+from benchmarks.corpus import run as corpus_run
 
 ROOT = Path(__file__).resolve().parents[1]
 UNITS_SWAP = {
@@ -32,6 +33,8 @@ UNITS = {
     **UNITS_SWAP,
     "aliasing.Correctness.track_wrong_elements": "elements",
     "aliasing.Correctness.track_moved_storages": "tensors",
+    "corpus.Correctness.track_wrong_programs": "programs",
+    "corpus.Correctness.track_wrong_families": "families",
     **{
         name.replace("snapshot_swap.", "tensordict_swap."): unit
         for name, unit in list(UNITS_SWAP.items())
@@ -50,6 +53,7 @@ def _asv(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
         "WRITEBACK_CACHE": str(tmp_path / "inductor-cache"),
         "WRITEBACK_ARTIFACTS": str(tmp_path / "results" / "generated"),
         "WRITEBACK_INSTRUCTIONS": "1",  # the one test that runs callgrind (1-3 minutes)
+        "WRITEBACK_CORPORA": "none",  # minutes; tests/test_corpus.py runs a tiny corpus
     }
     return subprocess.run(
         [sys.executable, "-m", "asv", *args, "--config", str(tmp_path / "asv.conf.json")],
@@ -127,6 +131,19 @@ def test_correctness_is_a_number_for_every_combination(asv_results):
     assert all(
         v == 0 for (control, backend, n), v in wrong.items() if backend == "eager" and n == 3
     )
+
+
+def test_every_corpus_is_a_skip_that_names_the_knob_when_none_is_chosen(asv_results):
+    """asv stores a skip as NaN (a failure as None) and prints the reason."""
+    _, result, run = asv_results
+    for name in (
+        "corpus.Correctness.track_wrong_programs",
+        "corpus.Correctness.track_wrong_families",
+    ):
+        values = _values(result, name)
+        assert set(values) == {(b, c) for b in corpus_run.BACKENDS for c in corpus_run.CORPORA}
+        assert all(isinstance(v, float) and math.isnan(v) for v in values.values()), values
+    assert f"runs only when ${corpus_run.KNOB} names it" in run.stdout
 
 
 def test_cost_is_measured_exactly_for_correct_controls(asv_results):

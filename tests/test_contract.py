@@ -175,3 +175,27 @@ def test_non_contiguous_tensors_are_compared_element_by_element():
     transposed_copy[2, 1] = -1.0
     assert count_wrong(transposed_copy, expected) == 1
     assert count_wrong(expected.t(), expected.t().contiguous()) == 0
+
+
+def swap_returning_copies(a, b):
+    correct_swap(a, b)
+    return a.clone(), b.clone()
+
+
+@pytest.mark.parametrize(
+    ("call", "reference"),
+    [(swap_returning_copies, correct_swap), (correct_swap, swap_returning_copies)],
+    ids=["copy-where-eager-aliases", "alias-where-eager-copies"],
+)
+def test_the_alias_probe_catches_a_return_aliasing_differently_from_eager(call, reference):
+    """Every value is right either way; only a write through the returns tells them apart."""
+    verdict = check(call, snapshot_swap.make_case(N), reference=reference)
+    assert {k: v for k, v in verdict.wrong.items() if v} == {"alias_a": N, "alias_b": N}
+    with pytest.raises(ContractBroken, match=rf"alias_a {N} wrong"):
+        require(verdict, "the alias fault")
+
+
+def test_the_alias_probe_passes_when_the_call_aliases_as_eager_does():
+    verdict = check(correct_swap, snapshot_swap.make_case(N), reference=correct_swap)
+    assert verdict.ok
+    assert [k for k in verdict.wrong if k.startswith("alias_")] == ["alias_a", "alias_b"]

@@ -3,11 +3,17 @@
     python tools/check_snapshot_swap.py [--scenario snapshot_swap|aliasing|tensordict_swap|all]
                                         [--sizes 3,1048576] [--output DIR] [--json FILE]
                                         [--expect-torch 2.15.0] [--warmup 2] [--samples 20]
+    python tools/check_snapshot_swap.py --scenario corpus [--corpus seed0-50] [--json FILE]
 
 Runs the same controls, contract and probes as the asv suite. A control that is wrong under
 Inductor at the smallest size is stopped there, before any larger compilation or timing.
 Prints two Markdown tables (values and writes per control, backend and N; cost per correct
 control) and the ratios between the correct controls' median warm calls.
+
+`--scenario corpus` runs a generated corpus instead (`benchmarks/corpus/`, not part of `all`):
+one JSON row per (program, backend) with `program`, `backend`, `wrong_elements`,
+`coordinates`, `family`, `shrunk` (the shrunk program, for wrong ones) and `error`; it prints
+each family with its count, its shrunk repro and the catalogue entry it matches ("new").
 
 Exit status: 0 when the check ran (wrong compiled controls are findings, shown in the
 tables); 1 when an eager reference broke the contract (the reference itself is wrong, so no
@@ -28,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import aliasing, snapshot_swap, tensordict_swap  # noqa: E402  (threads first)
 from benchmarks.compat import set_single_thread, torch_identity  # noqa: E402
+from benchmarks.corpus import run as corpus_run  # noqa: E402
 from benchmarks.probes.probe import probe_scenario  # noqa: E402
 from benchmarks.scenario import COST_BACKEND  # noqa: E402
 
@@ -49,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     set_single_thread()
+    if args.scenario == "corpus":
+        return check_corpus(args.corpus, args.json)
     rows = []
     for scenario in SCENARIOS.values() if args.scenario == "all" else [SCENARIOS[args.scenario]]:
         chosen = args.sizes if scenario is snapshot_swap.SWAP else scenario.sizes
@@ -82,6 +91,49 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     return 1 if broken_references or floor_defects else 0
+
+
+def check_corpus(name: str, json_path: Path | None) -> int:
+    """Run corpus `name`, print its families, write its rows to `json_path`."""
+    record = corpus_run.run(name)
+    print(corpus_report(record))
+    if json_path:
+        keys = ("program", "backend", "wrong_elements", "coordinates", "family", "shrunk", "error")
+        rows = [{key: row[key] for key in keys} for row in record["rows"]]
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(rows, indent=1) + "\n")
+        print(f"rows written to {json_path}", file=sys.stderr)
+    return 0
+
+
+def corpus_report(record: dict) -> str:
+    ident = torch_identity()
+    lines = [
+        f"corpus {record['corpus']}: {record['programs']} programs on torch "
+        f"{ident['torch_version']} (commit {ident['torch_git_version']}), "
+        f"{record['seconds']:.0f} s",
+        "",
+    ]
+    for backend in record["backends"]:
+        errors = [r for r in record["rows"] if r["backend"] == backend and r["error"]]
+        lines.append(
+            f"- {backend}: {corpus_run.count_wrong_programs(record, backend)} wrong programs in "
+            f"{corpus_run.count_wrong_families(record, backend)} families; "
+            f"{len(errors)} failed to compile or run"
+            + "".join(f"\n  - program {r['program']}: {r['error']}" for r in errors)
+        )
+    for family in record["families"]:
+        lines += [
+            "",
+            f"### {family['backend']}: {family['family']}",
+            f"{family['programs']} programs ({', '.join(map(str, family['members']))}); "
+            f"catalogue: {family['catalogue']}",
+            "",
+            "```python",
+            family["repro"].rstrip(),
+            "```",
+        ]
+    return "\n".join(lines)
 
 
 def json_rows(record: dict) -> list[dict]:
@@ -240,8 +292,13 @@ def _parse(argv):
     parser.add_argument("--sizes", type=_sizes, default=snapshot_swap.SWAP.sizes,
                         help="comma-separated element counts (default: 3,1048576); the "
                         "gate size 3 always runs first")  # fmt: skip
-    parser.add_argument("--scenario", default="snapshot_swap", choices=[*SCENARIOS, "all"],
-                        help="which scenario to check (default snapshot_swap)")  # fmt: skip
+    parser.add_argument("--scenario", default="snapshot_swap",
+                        choices=[*SCENARIOS, "all", "corpus"],
+                        help="which scenario to check (default snapshot_swap; `all` is every "
+                        "scenario but the corpus)")  # fmt: skip
+    parser.add_argument("--corpus", default=corpus_run.DEFAULT, choices=list(corpus_run.CORPORA),
+                        help=f"with --scenario corpus: which corpus (default "
+                        f"{corpus_run.DEFAULT})")  # fmt: skip
     parser.add_argument("--output", type=Path, help="keep generated code and probe.json here")
     parser.add_argument("--json", type=Path, help="write one row per (control, backend, n)")
     parser.add_argument("--expect-torch", metavar="VERSION",

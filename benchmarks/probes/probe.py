@@ -201,7 +201,7 @@ def _probe_plain(row, scenario, control, n, backend) -> None:
     fn = build(control.fn, backend)
     with torch.no_grad():
         case = scenario.case(control, n)
-        verdict = check(fn, case)
+        verdict = check(fn, case, reference=control.fn)
     _set_verdict(row, verdict, case)
 
 
@@ -221,7 +221,7 @@ def _probe_inductor(
         row["code_dir"] = str(folder)
     with torch.no_grad():
         case = scenario.case(control, n)
-        verdict = check(compiled, case)
+        verdict = check(compiled, case, reference=control.fn)
     _set_verdict(row, verdict, case)
     if not verdict.ok:
         row["attribution"] = (

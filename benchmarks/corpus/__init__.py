@@ -1,0 +1,70 @@
+"""The generated aliasing corpus: programs from a seeded grammar, judged exactly, shrunk and
+sorted into families. Four pieces with one job each, on a program as data (`program.py`):
+
+    generate.py   program `i` of a corpus: a pure function of (seed, i)
+    oracle.py     a program compiled for a backend against the plain eager call, exactly
+    shrink.py     a wrong program -> the smallest still wrong
+    families.py   shrunk programs -> families by normalized statement shape
+    run.py        a named corpus on the installed torch: rows and families
+
+The asv class below tracks, per backend and named corpus, how many programs are wrong and in
+how many families. The record is computed once per build in `setup_cache` and kept beside the
+generated code (`<artifacts>/<machine>/<build>/<isa>/corpus/<corpus>.json`), compiled in an
+emptied Inductor cache of its own (machine, build, ISA, `corpus`).
+"""
+
+from __future__ import annotations
+
+from .. import artifacts
+from ..compat import Unsupported, build_key, cxx_compiler_problem, set_single_thread
+from ..machine import machine_name
+from ..probes.probe import isa
+from . import run
+
+
+class Correctness:
+    """Wrong programs and families of each named corpus, per backend; a number, never a raise
+    for a wrong result, so `asv find` can bisect it. Corpora other than the default are skips
+    unless `$WRITEBACK_CORPORA` names them (the parameter space stays the same)."""
+
+    params = [list(run.BACKENDS), list(run.CORPORA)]
+    param_names = ["backend", "corpus"]
+    timeout = 3600
+    version = "writeback-1"
+
+    def setup_cache(self):
+        set_single_thread()
+        record = {"machine": machine_name(), "build": build_key(), "isa": isa(), "corpora": {},
+                  "skipped": {}}  # fmt: skip
+        where = (record["machine"], record["build"], record["isa"])
+        artifacts.fresh_inductor_cache(artifacts.inductor_cache(*where, "corpus"))
+        for name in run.CORPORA:
+            if reason := run.enabled(name):
+                record["skipped"][name] = reason
+                continue
+            record["corpora"][name] = run.run(name, backends=_runnable_backends())
+            folder = artifacts.scenario_dir(artifacts.root(), *where, "corpus")
+            artifacts.save_json(folder / f"{name}.json", record["corpora"][name])
+        return record
+
+    def setup(self, record, backend, corpus):
+        if corpus in record["skipped"]:
+            raise Unsupported(record["skipped"][corpus])
+        if backend not in record["corpora"][corpus]["backends"]:
+            raise Unsupported(f"{backend} cannot run here: {cxx_compiler_problem()}")
+
+    def track_wrong_programs(self, record, backend, corpus):
+        """Programs whose compiled call differs from eager in any coordinate."""
+        return run.count_wrong_programs(record["corpora"][corpus], backend)
+
+    track_wrong_programs.unit = "programs"
+
+    def track_wrong_families(self, record, backend, corpus):
+        """Distinct normalized shapes of the wrong programs, once shrunk."""
+        return run.count_wrong_families(record["corpora"][corpus], backend)
+
+    track_wrong_families.unit = "families"
+
+
+def _runnable_backends() -> tuple[str, ...]:
+    return tuple(b for b in run.BACKENDS if b != "inductor" or not cxx_compiler_problem())

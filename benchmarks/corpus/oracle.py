@@ -1,0 +1,95 @@
+"""The oracle: a program compiled for a backend against the plain eager call, exactly.
+
+Two runs on fresh inputs, each against eager on its own fresh inputs:
+
+- one call, checked with the snapshot contract (`contract.check` with the eager reference:
+  every return, every input, every view taken before the call, storage kept, and the output
+  alias probe);
+- two calls in a row: `second_ret_<name>` and `second_in_<name>` compare the second call's
+  returns and the inputs after it with eager's after two calls.
+
+A compile or runtime failure of the compiled program is not a wrong result: it is returned as
+the error; an eager failure is a generator bug and raises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..contract import Case, Verdict, check, count_wrong
+from ..probes.compiled import build
+from .program import Program
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Wrong elements per coordinate (only the wrong ones), or the error that stopped it."""
+
+    wrong: dict[str, int]
+    error: str | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(self.wrong.values())
+
+    @property
+    def is_wrong(self) -> bool:
+        return self.error is None and self.total > 0
+
+
+def judge(program: Program, backend: str) -> Outcome:
+    fn = program.function()
+    with torch.no_grad():
+        case = _case(program, fn)
+    try:
+        compiled = build(fn, backend)
+        with torch.no_grad():
+            verdict = check(compiled, case, reference=fn)
+            second = _second_call_wrong(program, fn, compiled)
+    except Exception as exc:  # noqa: BLE001  a compile or runtime failure is this result
+        return Outcome({}, error=f"{type(exc).__name__}: {str(exc).strip()[:300]}")
+    wrong = {**_verdict_wrong(verdict), **second}
+    return Outcome({k: v for k, v in wrong.items() if v})
+
+
+def _case(program: Program, fn) -> Case:
+    """The program's fresh inputs and what eager leaves behind on its own copies."""
+    reference = program.make_inputs()
+    returned = _as_tuple(fn(*reference))
+    keys = [_return_key(position, name) for position, name in enumerate(program.returns)]
+    return Case(
+        inputs={i.name: t for i, t in zip(program.inputs, program.make_inputs())},
+        after={i.name: t.clone() for i, t in zip(program.inputs, reference)},
+        returns={key: t.clone() for key, t in zip(keys, returned)},
+    )
+
+
+def _second_call_wrong(program: Program, fn, compiled) -> dict[str, int]:
+    ours, theirs = program.make_inputs(), program.make_inputs()
+    fn(*theirs)
+    expected = _as_tuple(fn(*theirs))
+    compiled(*ours)
+    got = _as_tuple(compiled(*ours))
+    wrong = {}
+    for position, (name, value) in enumerate(zip(program.returns, expected)):
+        got_value = got[position] if position < len(got) else None
+        wrong[f"second_ret_{_return_key(position, name)}"] = count_wrong(got_value, value)
+    for spec, mine, reference in zip(program.inputs, ours, theirs):
+        wrong[f"second_in_{spec.name}"] = count_wrong(mine, reference)
+    return wrong
+
+
+def _verdict_wrong(verdict: Verdict) -> dict[str, int]:
+    return {**verdict.wrong, **{f"moved_{name}": 1 for name in verdict.moved}}
+
+
+def _return_key(position: int, name: str) -> str:
+    return f"{position}_{name}"
+
+
+def _as_tuple(result) -> tuple:
+    if isinstance(result, torch.Tensor):
+        return (result,)
+    return tuple(result or ())

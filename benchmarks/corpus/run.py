@@ -1,0 +1,138 @@
+"""A named corpus on the installed torch: one row per (program, backend), and its families.
+
+Every program goes through the oracle per backend; a wrong one is shrunk (on the same
+backend) and filed under the family of its shrunk shape. Verdicts are memoized by program
+text and backend, so shrinking never compiles the same candidate twice in one run.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from .families import catalogue_match, group, shape
+from .generate import generate
+from .oracle import Outcome, judge
+from .program import Program
+from .shrink import shrink
+
+BACKENDS = ("inductor", "aot_eager")
+CORPORA = {"seed0-50": (0, 50), "seed0-200": (0, 200), "seed1-1000": (1, 1000)}
+DEFAULT = "seed0-50"
+"""The corpus every history run measures: 50 programs (about 6 minutes cold on this 2-core
+machine under load; 200 took 19). `seed0-200` is its first 200 and `seed1-1000` another seed;
+`$WRITEBACK_CORPORA` adds them without changing the parameter space."""
+KNOB = "WRITEBACK_CORPORA"
+"""Which named corpora run: unset, the default only; else comma-separated names, `all` or `none`."""
+
+
+def chosen() -> set[str]:
+    text = os.environ.get(KNOB)
+    if text is None:
+        return {DEFAULT}
+    names = {part.strip() for part in text.split(",") if part.strip()} - {"none"}
+    if unknown := names - set(CORPORA) - {"all"}:
+        raise ValueError(
+            f"${KNOB} names unknown corpora {sorted(unknown)} (known: {list(CORPORA)})"
+        )
+    return set(CORPORA) if "all" in names else names
+
+
+def enabled(name: str) -> str | None:
+    """None when corpus `name` runs here, else why not."""
+    if name in chosen():
+        return None
+    return f"corpus {name} runs only when ${KNOB} names it (or is 'all')"
+
+
+def programs(name: str) -> list[Program]:
+    seed, count = CORPORA[name]
+    return [generate(seed, index) for index in range(count)]
+
+
+class Judge:
+    """The oracle with a memo: (program text, backend) -> outcome."""
+
+    def __init__(self):
+        self.memo: dict[tuple[str, str, str], Outcome] = {}
+
+    def __call__(self, program: Program, backend: str) -> Outcome:
+        key = (program.source(), repr(program.inputs), backend)
+        if key not in self.memo:
+            self.memo[key] = judge(program, backend)
+        return self.memo[key]
+
+
+def run(name: str, backends=BACKENDS, corpus: list[Program] | None = None) -> dict:
+    """The record: rows (program, backend, wrong_elements, coordinates, family, shrunk, error)
+    and, per backend, the families with their count, shrunk repro and catalogue match."""
+    corpus = programs(name) if corpus is None else corpus
+    oracle = Judge()
+    rows = []
+    started = time.perf_counter()
+    for index, program in enumerate(corpus):
+        for backend in backends:
+            rows.append(_row(index, program, backend, oracle))
+        if (index + 1) % 25 == 0 or index + 1 == len(corpus):
+            _progress(name, index + 1, len(corpus), rows, time.perf_counter() - started)
+    return {
+        "corpus": name,
+        "backends": list(backends),
+        "programs": len(corpus),
+        "rows": rows,
+        "families": families(rows),
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def _progress(name: str, done: int, total: int, rows: list[dict], seconds: float) -> None:
+    wrong = sum(1 for r in rows if r["wrong_elements"])
+    print(
+        f"[writeback corpus {name}] {done}/{total} programs, {wrong} wrong rows, {seconds:.0f} s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _row(index: int, program: Program, backend: str, oracle: Judge) -> dict:
+    outcome = oracle(program, backend)
+    row = {
+        "program": index,
+        "backend": backend,
+        "wrong_elements": outcome.total,
+        "coordinates": outcome.wrong,
+        "error": outcome.error,
+        "family": None,
+        "shrunk": None,
+        "shrunk_repro": None,
+    }
+    if outcome.is_wrong:
+        small = shrink(program, lambda p: oracle(p, backend).is_wrong)
+        row.update(family=shape(small), shrunk=small.source(), shrunk_repro=small.repro(backend))
+    return row
+
+
+def families(rows: list[dict]) -> list[dict]:
+    """One entry per (backend, family): count, the smallest shrunk repro, catalogue match."""
+    wrong = [r for r in rows if r["family"] is not None]
+    found = []
+    for (backend, family), members in group(wrong, lambda r: (r["backend"], r["family"])).items():
+        smallest = min(members, key=lambda r: len(r["shrunk_repro"]))
+        found.append({
+            "backend": backend,
+            "family": family,
+            "programs": len(members),
+            "members": [r["program"] for r in members],
+            "repro": smallest["shrunk_repro"],
+            "catalogue": catalogue_match(family),
+        })  # fmt: skip
+    return sorted(found, key=lambda f: (f["backend"], -f["programs"], f["family"]))
+
+
+def count_wrong_programs(record: dict, backend: str) -> int:
+    return sum(1 for r in record["rows"] if r["backend"] == backend and r["wrong_elements"])
+
+
+def count_wrong_families(record: dict, backend: str) -> int:
+    return sum(1 for f in record["families"] if f["backend"] == backend)

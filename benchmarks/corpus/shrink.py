@@ -1,0 +1,73 @@
+"""The shrinker: the smallest program, step by greedy step, that is still wrong.
+
+Candidates, smallest first: drop a statement, drop one (destination, source) pair of a
+foreach op, replace a view by its base (every later use
+reads the base instead), drop a return, drop an unused input. A candidate is kept when it is
+still well-defined in eager (`program.problem`: shrinking never produces an undefined program)
+and `still_wrong` holds for it. Each pass goes on from the candidate it kept (a restart after
+every step would compile every earlier candidate again); passes repeat until one keeps none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+from .program import FOREACH, VIEWS, Program, Statement, problem
+
+
+def shrink(program: Program, still_wrong: Callable[[Program], bool]) -> Program:
+    current, position, kept_in_pass = program, 0, False
+    while True:
+        options = list(candidates(current))[position:]
+        for offset, candidate in enumerate(options):
+            if problem(candidate) is None and still_wrong(candidate):
+                current, position, kept_in_pass = candidate, position + offset, True
+                break
+        else:
+            if not kept_in_pass:
+                return current
+            position, kept_in_pass = 0, False
+
+
+def candidates(program: Program) -> Iterator[Program]:
+    statements = program.statements
+    for index, statement in enumerate(statements):
+        rest = statements[:index] + statements[index + 1 :]
+        if statement.out is None or not _uses(rest[index:], program.returns, statement.out):
+            yield replace(program, statements=rest)
+    for index, statement in enumerate(statements):
+        for shorter in _fewer_pairs(statement):
+            yield replace(program, statements=(*statements[:index], shorter,
+                                               *statements[index + 1 :]))  # fmt: skip
+    for index, statement in enumerate(statements):
+        if statement.op in VIEWS:
+            base, view = statement.args[0], statement.out
+            later = tuple(_renamed(s, view, base) for s in statements[index + 1 :])
+            returns = tuple(dict.fromkeys(base if r == view else r for r in program.returns))
+            yield replace(program, statements=statements[:index] + later, returns=returns)
+    for index in range(len(program.returns)):
+        yield replace(program, returns=program.returns[:index] + program.returns[index + 1 :])
+    for index, spec in enumerate(program.inputs):
+        if not _uses(statements, program.returns, spec.name):
+            yield replace(program, inputs=program.inputs[:index] + program.inputs[index + 1 :])
+
+
+def _fewer_pairs(statement: Statement) -> Iterator[Statement]:
+    """The foreach op without one of its list elements (and its source)."""
+    if statement.op == "_foreach_mul_" and len(statement.args) > 1:
+        for k in range(len(statement.args)):
+            yield replace(statement, args=statement.args[:k] + statement.args[k + 1 :])
+    elif statement.op in FOREACH and len(statement.args) > 2:
+        half = len(statement.args) // 2
+        for k in range(half):
+            kept = [a for j, a in enumerate(statement.args) if j not in (k, half + k)]
+            yield replace(statement, args=tuple(kept))
+
+
+def _uses(statements, returns, name: str) -> bool:
+    return name in returns or any(name in s.args for s in statements)
+
+
+def _renamed(statement: Statement, old: str, new: str) -> Statement:
+    return replace(statement, args=tuple(new if a == old else a for a in statement.args))
