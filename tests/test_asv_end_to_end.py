@@ -31,11 +31,15 @@ UNITS = {
     **UNITS_SWAP,
     "aliasing.Correctness.track_wrong_elements": "elements",
     "aliasing.Correctness.track_moved_storages": "tensors",
+    "snapshot_swap_configs.Correctness.track_wrong_elements": "elements",
+    "snapshot_swap_configs.Correctness.track_moved_storages": "tensors",
     **{
         name.replace("snapshot_swap.", "tensordict_swap."): unit
         for name, unit in list(UNITS_SWAP.items())
     },
 }
+
+QUICK_VARIANTS = ("inductor-fp32", "inductor-int64", "export-fp32")
 
 pytestmark = pytest.mark.slow
 
@@ -45,6 +49,7 @@ def _asv(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
         **os.environ,
         "HOME": str(tmp_path),  # asv keeps its machine file in ~/.asv-machine.json
         "WRITEBACK_SIZES": "3",
+        "WRITEBACK_VARIANTS": ",".join(QUICK_VARIANTS),  # no AOTInductor packages (minutes)
         "WRITEBACK_ARTIFACTS": str(tmp_path / "results" / "generated"),
         "WRITEBACK_INSTRUCTIONS": "1",  # the one test that runs callgrind (1-3 minutes)
     }
@@ -117,6 +122,10 @@ def test_correctness_is_a_number_for_every_combination(asv_results):
     assert all(isinstance(v, int) for v in patterns.values()), patterns
     assert all(isinstance(v, int) for v in wrong.values()), wrong
     assert all(v == 0 for (control, backend, n), v in wrong.items() if backend == "eager")
+    variants = _values(result, "snapshot_swap_configs.Correctness.track_wrong_elements")
+    assert {variant for _, variant in variants} == set(QUICK_VARIANTS)
+    assert len(variants) == len(snapshot_swap.SWAP.controls) * len(QUICK_VARIANTS)
+    assert all(isinstance(v, int) for v in variants.values()), variants
 
 
 def test_cost_is_measured_exactly_for_correct_controls(asv_results):
