@@ -6,6 +6,8 @@ asv class agree with one another.
 """
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -15,6 +17,10 @@ from benchmarks.compat import Unsupported
 from benchmarks.contract import check
 from benchmarks.probes.variants import find_variant_row, usable_variant_row
 from benchmarks.scenario import Control
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+
+import check_snapshot_swap  # noqa: E402
 
 VARIANTS = {v.name: v for v in snapshot_swap_configs.VARIANTS}
 DTYPES = {
@@ -105,7 +111,8 @@ def test_a_compile_that_crashes_is_an_error_with_its_cause():
 def test_inputs_whose_eager_call_breaks_the_contract_make_every_row_an_error():
     variants = (VARIANTS["inductor-int64"], VARIANTS["export-fp32"])
     record = snapshot_swap_configs.probe(variants, (Control("half_swap", half_swap),))
-    assert record["eager_references"]["half_swap"]["int64"].startswith("ret_b 3 wrong")
+    reference = record["eager_references"]["half_swap"]["int64"]
+    assert not reference["ok"] and reference["verdict"].startswith("ret_b 3 wrong")
     for row in record["rows"]:
         assert row["error"].startswith(f"the eager reference broke the contract on {row['input']}")
         assert row["wrong_elements"] is None  # nothing was compiled
@@ -162,3 +169,18 @@ def test_asv_class_reads_the_record(every_variant, monkeypatch):
     monkeypatch.setenv("WRITEBACK_VARIANTS", "inductor-fp64")
     with pytest.raises(ValueError, match="unknown variants \\['inductor-fp64'\\]"):
         snapshot_swap_configs.chosen_variants()
+
+
+@pytest.mark.slow
+def test_standalone_rows_carry_config_and_input_and_the_table_every_cell(every_variant):
+    record, _ = every_variant
+    rows = check_snapshot_swap.variant_json_rows(record)
+    assert [(r["variant"], r["config"], r["input"]) for r in rows] == [
+        (v.name, v.config, v.input) for v in snapshot_swap_configs.VARIANTS
+    ]
+    assert all(r["scenario"] == "snapshot_swap_configs" and "backend" not in r for r in rows)
+    table = check_snapshot_swap.render_variants(record, rows)
+    header, _, line = table.splitlines()[-3:]
+    assert header == "| control | " + " | ".join(VARIANTS) + " |"
+    cells = [cell.strip() for cell in line.strip("|").split("|")][1:]
+    assert cells == [check_snapshot_swap._cell(row) for row in rows]

@@ -39,7 +39,6 @@ from benchmarks.probes.probe import probe_scenario  # noqa: E402
 from benchmarks.scenario import COST_BACKEND  # noqa: E402
 
 MIB = 1024 * 1024
-EXACT = "exact, storage kept"
 CONFIGS = snapshot_swap_configs.SCENARIO
 SCENARIOS = {
     s.name: s for s in (snapshot_swap.SWAP, aliasing.CATALOGUE, tensordict_swap.TENSORDICT)
@@ -105,10 +104,10 @@ def check_variants(name: str, args) -> tuple[list[dict], list[tuple], str]:
     record = snapshot_swap_configs.probe(root=args.output)
     rows = variant_json_rows(record)
     broken = [
-        (f"{name}.{control}", f"{kind} inputs", verdict)
-        for control, verdicts in record["eager_references"].items()
-        for kind, verdict in verdicts.items()
-        if verdict not in (None, EXACT)
+        (f"{name}.{control}", f"{kind} inputs", reference["verdict"])
+        for control, references in record["eager_references"].items()
+        for kind, reference in references.items()
+        if not reference["ok"]
     ]
     return rows, broken, render_variants(record, rows)
 

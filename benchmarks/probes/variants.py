@@ -20,7 +20,7 @@ import torch
 
 from .. import artifacts
 from ..compat import Unsupported, build_key, missing_attributes, torch_identity
-from ..contract import Case, check
+from ..contract import Case, Verdict, check
 from ..scenario import Control
 from .configs import CONFIGURATIONS, build_for
 from .probe import _describe_error, _isa, _set_verdict, row_verdict
@@ -65,10 +65,13 @@ def probe_variants(
     inputs = {v.input: v.make_case for v in variants}
     total = len(controls) * len(variants)
     for control in controls:
-        references = _eager_references(control, inputs)
-        record["eager_references"][control.name] = references
+        references = _eager_verdicts(control, inputs)
+        record["eager_references"][control.name] = {
+            kind: {"ok": verdict.ok, "verdict": verdict.describe()}
+            for kind, verdict in references.items()
+        }
         for variant in variants:
-            row = _probe_one(control, variant, references[variant.input], folder)
+            row = _probe_one(control, variant, references.get(variant.input), folder)
             record["rows"].append(row)
             _progress(scenario, row, len(record["rows"]), total)
     if folder is not None:
@@ -94,21 +97,23 @@ def usable_variant_row(record: dict, control: str, variant: str) -> dict:
     return row
 
 
-def _eager_references(control: Control, inputs: dict[str, Callable[[], Case]]) -> dict:
-    """Per input kind: `exact, storage kept`, or how the eager call broke the contract."""
+def _eager_verdicts(control: Control, inputs: dict[str, Callable[[], Case]]) -> dict:
+    """The eager call's verdict per input kind; none where the build lacks the control."""
     if missing_attributes(control.requires):
-        return dict.fromkeys(inputs, None)
+        return {}
     with torch.no_grad():
-        return {name: check(control.fn, make()).describe() for name, make in inputs.items()}
+        return {kind: check(control.fn, make()) for kind, make in inputs.items()}
 
 
-def _probe_one(control: Control, variant: Variant, reference: str | None, folder) -> dict:
+def _probe_one(control: Control, variant: Variant, reference: Verdict | None, folder) -> dict:
     row = _empty_row(control.name, variant)
     started = time.perf_counter()
     if missing := missing_attributes(control.requires):
         row["skipped"] = f"torch {torch.__version__} has no {', '.join(missing)}"
-    elif reference != "exact, storage kept":
-        row["error"] = f"the eager reference broke the contract on {variant.input}: {reference}"
+    elif not reference.ok:
+        row["error"] = (
+            f"the eager reference broke the contract on {variant.input}: {reference.describe()}"
+        )
     else:
         try:
             _measure(row, control, variant, folder)
