@@ -1,16 +1,24 @@
 # writeback's two commands, each creating what it needs in .venv/:
 #   make history   the history over the torch builds in builds.txt, published to html/
 #   make test      the tests (ruff, then pytest)
-# Options: make history BUILDS=builds-long.txt   (another builds file)
+# Options: make history BUILDS=builds-long.txt   (another builds file; both are kept)
 #          make history ONLY="torch-2.15.0"      (only these builds)
+#          make history ISA=avx2                 (measure as this host's avx2 machine)
+#          make history SIZES=3                  (a quick check into .asv/quick/: results/ untouched)
+#          make asv ARGS="find ..."              (asv itself, with this project's machine)
+#          make expected                         (latest results against expected/<isa>.csv)
+#          make compare BASE=torch-2.14.1 HEAD=torch-2.15.0   (what flipped or moved)
 
 PYTHON ?= python3
 BUILDS ?= builds.txt
 ONLY ?=
+ISA ?=
+SIZES ?=
+ARGS ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: history test lint
+.PHONY: history test lint asv expected compare
 
 $(VENV)/.installed-tools: requirements/tools.txt
 	@bash tools/preflight.sh history
@@ -25,7 +33,17 @@ $(VENV)/.installed-test: requirements/test.txt requirements/tools.txt
 	@touch $@ $(VENV)/.installed-tools
 
 history: $(VENV)/.installed-tools
-	$(PY) tools/history.py --builds $(BUILDS) $(if $(ONLY),--only $(ONLY))
+	$(if $(ISA),WRITEBACK_ISA=$(ISA)) $(if $(SIZES),WRITEBACK_SIZES=$(SIZES)) \
+	  $(PY) tools/history.py --builds $(BUILDS) $(if $(ONLY),--only $(ONLY))
+
+expected: $(VENV)/.installed-tools
+	$(PY) tools/expected.py check
+
+compare: $(VENV)/.installed-tools
+	$(PY) tools/expected.py compare $(BASE) $(HEAD)
+
+asv: $(VENV)/.installed-tools
+	$(PY) tools/asv_project.py $(ARGS)
 
 test: lint
 	$(PY) -m pytest

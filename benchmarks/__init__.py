@@ -8,14 +8,16 @@ The data path, one file (or folder) per step:
     snapshot_swap_configs.py  the swap under every way users compile, and on other inputs
     scenario.py        what every scenario module provides (Scenario, Control)
     contract.py        the snapshot contract: values and storage checked after one call
+    attribution.py     a wrong verdict -> the Inductor pass behind it (bisector, then ablation)
     probes/            what is measured about one control: compiled code, scratch, loops, calls
     artifacts.py       where generated code and probe records are kept (under results/)
     asv_classes.py     the asv plumbing shared by every scenario (Correctness, Cost)
     compat.py          shims for torch internals that moved between releases
+    machine.py         which machine a result belongs to (host, CPU, vector ISA)
 
 The suite's settings are those of the write-up: every runtime and compiler thread count is 1.
 These variables must be set before torch is imported, so they are set here, in the package
-that asv imports first.
+that asv imports first; so is the vector ISA a machine forces (`WRITEBACK_ISA`, see machine.py).
 """
 
 import os
@@ -27,3 +29,6 @@ for _var in (
     "TORCHINDUCTOR_COMPILE_THREADS",
 ):
     os.environ[_var] = "1"
+
+if _isa := os.environ.get("WRITEBACK_ISA", "").strip().lower():
+    os.environ["ATEN_CPU_CAPABILITY"] = _isa

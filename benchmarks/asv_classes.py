@@ -7,6 +7,12 @@ returns the record, which asv hands to every benchmark's setup. The track_ bench
 their number from it; only `time_warm_call` compiles again (Inductor's caches make that a
 cache hit), because a compiled function cannot travel between processes.
 
+The parameters are always every size a scenario declares, whatever a knob says: a size that
+`WRITEBACK_SIZES` leaves out is a skip with that reason, so a quick run never narrows what asv
+knows (`results/benchmarks.json`). Expected states are skips with their reason (an API a build
+lacks, a control wrong at the small correctness gate, valgrind missing); anything else that
+goes wrong is a failure.
+
 The classes here are abstract (no `setup_cache`), so asv does not collect them on their own.
 """
 
@@ -15,32 +21,46 @@ from __future__ import annotations
 import abc
 import os
 
-from .artifacts import root as artifacts_root
-from .compat import Unsupported, set_single_thread
-from .contract import ContractBroken, check, require
+from . import artifacts
+from .compat import Unsupported, build_key, set_single_thread
+from .contract import check, require
+from .machine import machine_name
+from .probes import instructions
 from .probes.compiled import build
-from .probes.probe import find_row, probe_scenario, row_verdict
+from .probes.probe import find_row, isa, probe_scenario, row_verdict
+from .probes.runtime import FloorDefect
 from .scenario import BACKENDS, COST_BACKEND, Scenario
+
+INSTRUCTIONS_OFF = "not counted: WRITEBACK_INSTRUCTIONS=0"
+
+
+def inductor_cache(config: str = "default"):
+    """This machine's, build's and ISA's Inductor cache for one compile configuration."""
+    return artifacts.inductor_cache(machine_name(), build_key(), isa(), config)
 
 
 def probe_for_asv(scenario: Scenario) -> dict:
-    """The record for one build: `$WRITEBACK_INSTRUCTIONS=0` skips the callgrind count."""
+    """The record for one build, compiled in an emptied cache of its own.
+    `$WRITEBACK_INSTRUCTIONS=0` skips the callgrind count."""
     set_single_thread()
     count = os.environ.get("WRITEBACK_INSTRUCTIONS", "1") != "0"
     record = probe_scenario(
         scenario,
         sizes=scenario.chosen_sizes(),
-        artifacts_root=artifacts_root(),
+        artifacts_root=artifacts.root(),
         count_instructions=count,
+        inductor_cache=inductor_cache(),
     )
     if not count:
         for row in record["rows"]:
-            row["instructions_note"] = "not counted: WRITEBACK_INSTRUCTIONS=0"
+            row["instructions_note"] = INSTRUCTIONS_OFF
     return record
 
 
 def _usable(record: dict, control: str, backend: str, n: int) -> dict:
     """The probe row, or the skip/failure asv should record instead of a number."""
+    if why := _SCENARIOS[record["scenario"]].left_out(n):
+        raise Unsupported(why)
     row = find_row(record, control, backend, n)
     where = f"{record['scenario']}.{control} ({backend}, n={n}) on torch {record['torch_version']}"
     if row["skipped"]:
@@ -53,10 +73,26 @@ def _usable(record: dict, control: str, backend: str, n: int) -> dict:
 
 
 def _require_instructions(record, control, n):
-    """`track_instructions`' own setup: a skip, with the reason, where none were counted."""
+    """`track_instructions`' own setup: a skip where valgrind is missing or a knob turned the
+    count off; a failure where valgrind is here and the count failed."""
     row = find_row(record, control, COST_BACKEND, n)
-    if row["scratch_bytes"] is not None and row["instructions"] is None:
-        raise Unsupported(f"instructions not counted: {row['instructions_note']}")
+    if row["scratch_bytes"] is None or row["instructions"] is not None:
+        return
+    note = row["instructions_note"]
+    if note == INSTRUCTIONS_OFF or instructions.valgrind_problem():
+        raise Unsupported(f"instructions not counted: {note}")
+    raise RuntimeError(f"instructions not counted although valgrind is installed: {note}")
+
+
+def _require_floor(record, control, n):
+    """`track_time_over_floor`'s own setup: a skip where the floor could not be measured (no
+    floor operands, no extension), a failure naming both times where it is defective."""
+    row = find_row(record, control, COST_BACKEND, n)
+    where = f"{record['scenario']}.{control} (n={n})"
+    if row["floor_defect"]:
+        raise FloorDefect(f"{where}: {row['floor_defect']}", row)
+    if row["scratch_bytes"] is not None and row["time_over_floor"] is None:
+        raise Unsupported(f"{where}: no time over floor: {row['floor_note']}")
 
 
 _SCENARIOS: dict[str, Scenario] = {}
@@ -96,7 +132,7 @@ class Correctness(_ScenarioBenchmarks):
         cls.params = [
             [c.name for c in cls.scenario.controls],
             list(BACKENDS),
-            list(cls.scenario.chosen_sizes()),
+            list(cls.scenario.sizes),
         ]
 
     def setup(self, record, control, backend, n):
@@ -122,6 +158,7 @@ def _prepare_timed_call(record, control, n):
     if scenario.calls_need_fresh_inputs:
         raise Unsupported(f"{scenario.name}: timing with fresh inputs per call is not built yet")
     chosen = scenario.control(control)
+    artifacts.use_inductor_cache(inductor_cache())  # the cache setup_cache just filled
     fn = build(chosen.fn, COST_BACKEND)
     first = scenario.case(chosen, n)
     fn(*first.inputs.values())  # compiles; a cache hit after setup_cache
@@ -132,8 +169,9 @@ def _prepare_timed_call(record, control, n):
 
 class Cost(_ScenarioBenchmarks):
     """What a correct control costs under Inductor. Setup runs the gate (the contract at the
-    smallest size), then the contract at its own size; a broken control fails here, naming
-    the coordinate and the count, and is not measured."""
+    smallest size), then the contract at its own size; a control wrong there is a skip naming
+    the coordinate and the count (an expected state: the Correctness benchmarks record the
+    fault), and is not measured."""
 
     param_names = ["control", "n"]
     warmup_time = 0.5
@@ -142,7 +180,7 @@ class Cost(_ScenarioBenchmarks):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.params = [[c.name for c in cls.scenario.controls], list(cls.scenario.chosen_sizes())]
+        cls.params = [[c.name for c in cls.scenario.controls], list(cls.scenario.sizes)]
 
     def setup(self, record, control, n):
         set_single_thread()
@@ -150,11 +188,11 @@ class Cost(_ScenarioBenchmarks):
         gate_size = _SCENARIOS[name].gate_size
         for size in dict.fromkeys((gate_size, n)):
             row = _usable(record, control, COST_BACKEND, size)
-            try:
-                require(row_verdict(row), f"{name}.{control} (inductor, n={size})")
-            except ContractBroken as exc:
+            verdict = row_verdict(row)
+            if not verdict.ok:
                 stage = "the small correctness gate" if size == gate_size else f"n={n}"
-                raise ContractBroken(f"{exc} - stopped at {stage}, not measured") from None
+                raise Unsupported(f"wrong at {stage}: {verdict.describe()} "
+                                  f"({name}.{control}, inductor) - not measured")  # fmt: skip
         self.row = _usable(record, control, COST_BACKEND, n)
 
     def time_warm_call(self, record, control, n):
@@ -195,10 +233,13 @@ class Cost(_ScenarioBenchmarks):
     track_entrypoint_calls.unit = "calls"
 
     def track_time_over_floor(self, record, control, n):
-        """Warm call time over the floor's (a copy of 2n FP32 elements), interleaved samples."""
+        """Warm call time over the physical floor's (a fused in-place swap of the same two
+        tensors), interleaved samples."""
         return self.row["time_over_floor"]
 
     track_time_over_floor.unit = "x floor"
+    track_time_over_floor.setup = _require_floor
+    track_time_over_floor.version = "writeback-floor-2"  # was: over ATen's copy of 2n elements
 
     def track_instructions(self, record, control, n):
         """Instructions per warm call of the compiled graph (callgrind)."""

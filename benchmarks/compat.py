@@ -99,6 +99,21 @@ def run_and_get_code(fn, *args):
     return capture(fn, *args)
 
 
+def fresh_inductor_cache():
+    """Inductor's own context for a private, temporary cache directory: it also clears the
+    in-process caches that remember paths inside it, on entry and on exit.
+
+    `torch._inductor.utils.fresh_cache`; older releases call it `fresh_inductor_cache` (2.13 and
+    2.15 have both names).
+    """
+    from torch._inductor import utils
+
+    fresh = getattr(utils, "fresh_cache", None) or getattr(utils, "fresh_inductor_cache", None)
+    if fresh is None:
+        raise Unsupported(f"torch {torch.__version__} has no fresh_cache in torch._inductor.utils")
+    return fresh()
+
+
 @functools.lru_cache(maxsize=1)
 def vector_isa() -> str:
     """The vector ISA Inductor generates CPU code for (`avx512`, `avx2`, ... or `scalar`).
@@ -129,6 +144,26 @@ def cxx_compiler_problem() -> str | None:
         f"no C++ compiler found (looked for {', '.join(names)}): Inductor builds CPU kernels "
         "with one. Install g++ (Debian/Ubuntu: apt-get install g++) or set CXX."
     )
+
+
+def inductor_cxx() -> str:
+    """The C++ compiler Inductor builds its CPU kernels with (a path or a command name).
+
+    `torch._inductor.cpp_builder.get_cpp_compiler` from 2.5 on, `codecache.cpp_compiler` from
+    2.0 to 2.4; both search `config.cpp.cxx` and honour `$CXX`.
+    """
+    try:
+        from torch._inductor.cpp_builder import get_cpp_compiler
+    except ImportError:
+        try:
+            from torch._inductor.codecache import cpp_compiler as get_cpp_compiler
+        except ImportError as exc:
+            raise Unsupported(f"torch {torch.__version__} names no Inductor C++ compiler") from exc
+    try:
+        return get_cpp_compiler()
+    # Inductor's own "no valid compiler" error, whose class moved between releases
+    except Exception as exc:
+        raise Unsupported(cxx_compiler_problem() or f"no C++ compiler for Inductor: {exc}") from exc
 
 
 def profiled_call(fn, *args):

@@ -24,7 +24,8 @@ class Control:
     """One way to write the operation. `requires` names torch attributes it cannot run without,
     `requires_module` a package it imports (a client library such as tensordict);
     `make_case` overrides the scenario's case builder (catalogue patterns have their own
-    inputs); `issue` links the upstream report it reproduces."""
+    inputs); `issue` links the upstream report it reproduces; `floor_operands` overrides the
+    scenario's (its inputs differ)."""
 
     name: str
     fn: Callable
@@ -32,6 +33,7 @@ class Control:
     make_case: Callable | None = None
     issue: str = ""
     requires_module: str = ""
+    floor_operands: Callable | None = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class Scenario:
     repeated timed calls must get new inputs (made outside the timed interval). Sizes are
     element counts, or labels (`small`, `large`) that each control's `make_case` reads;
     `measure_cost` is off for scenarios that only ask for a verdict (the catalogue).
+    `floor_operands(inputs) -> (a, b)` names the two tensors a correct call swaps, in the
+    positional inputs of a call: the physical floor swaps them beside the control (see
+    `probes/floor.py`). Without it, time over floor is a skip that says so.
     """
 
     name: str
@@ -52,6 +57,7 @@ class Scenario:
     calls_need_fresh_inputs: bool = False
     param_names: tuple[str, str, str] = ("control", "backend", "n")
     measure_cost: bool = True
+    floor_operands: Callable | None = None
 
     @property
     def gate_size(self) -> int:
@@ -79,9 +85,20 @@ class Scenario:
             raise ValueError(f"WRITEBACK_SIZES must be positive element counts: {text!r}")
         return tuple(dict.fromkeys([self.gate_size, *chosen]))
 
+    def left_out(self, size) -> str | None:
+        """Why a knob leaves `size` out of this run (a skip's reason), or None when it runs."""
+        if size in self.chosen_sizes():
+            return None
+        knob = os.environ.get("WRITEBACK_SIZES", "")
+        return f"not run: WRITEBACK_SIZES={knob} leaves size {size} out of this run"
+
     def case(self, control: Control, size) -> Case:
         """Fresh inputs and expectations for one call of `control` at `size`."""
         return (control.make_case or self.make_case)(size)
+
+    def floor_operands_of(self, control: Control) -> Callable | None:
+        """`floor_operands` for `control`: its own, else the scenario's, else None."""
+        return control.floor_operands or self.floor_operands
 
     def control(self, name: str) -> Control:
         for control in self.controls:

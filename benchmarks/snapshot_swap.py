@@ -83,6 +83,7 @@ SWAP = Scenario(
     ),
     sizes=(3, 1048576),
     make_case=make_case,
+    floor_operands=lambda inputs: (inputs[0], inputs[1]),
 )
 
 

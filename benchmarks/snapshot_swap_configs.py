@@ -21,6 +21,7 @@ import os
 import torch
 
 from .artifacts import root as artifacts_root
+from .asv_classes import inductor_cache
 from .compat import set_single_thread
 from .contract import Case
 from .probes.variants import Variant, probe_variants, usable_variant_row
@@ -104,27 +105,38 @@ def chosen_variants() -> tuple[Variant, ...]:
     return tuple(v for v in VARIANTS if v.name in names)
 
 
-def probe(variants: tuple[Variant, ...] = VARIANTS, controls=SWAP.controls, root=None) -> dict:
-    """The record for this build: every (control, variant), saved under `root` when given."""
+def probe(
+    variants: tuple[Variant, ...] = VARIANTS, controls=SWAP.controls, root=None, caches=None
+) -> dict:
+    """The record for this build: every (control, variant), saved under `root` when given;
+    `caches(config)` names each configuration's Inductor cache (emptied first)."""
     set_single_thread()
-    return probe_variants(SCENARIO, tuple(controls), variants, artifacts_root=root)
+    return probe_variants(
+        SCENARIO, tuple(controls), variants, artifacts_root=root, inductor_cache=caches
+    )
+
+
+def _config_cache(config: str):
+    return inductor_cache(f"configs-{config}")
 
 
 class Correctness:
     """Does each swap control keep the snapshot contract under each (configuration, input)?
     A number, never a raise for a wrong result, so `asv find` can bisect it."""
 
-    params = [[c.name for c in SWAP.controls], [v.name for v in chosen_variants()]]
+    params = [[c.name for c in SWAP.controls], [v.name for v in VARIANTS]]
     param_names = ["control", "variant"]
     timeout = 1800  # setup_cache builds five AOTInductor packages on a new build
     # explicit, so that editing this file does not hide the history (see asv_classes.py)
     version = "writeback-configs-1"
 
     def setup_cache(self):
-        return probe(chosen_variants(), root=artifacts_root())
+        return probe(chosen_variants(), root=artifacts_root(), caches=_config_cache)
 
     def setup(self, record, control, variant):
-        self.row = usable_variant_row(record, control, variant)
+        knob = os.environ.get("WRITEBACK_VARIANTS", "")
+        left_out = f"WRITEBACK_VARIANTS={knob}" if knob.strip() else ""
+        self.row = usable_variant_row(record, control, variant, left_out)
 
     def track_wrong_elements(self, record, control, variant):
         """Wrong elements summed over every value coordinate of the contract."""

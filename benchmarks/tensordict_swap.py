@@ -68,6 +68,14 @@ def _rows_case(n: int) -> Case:
     return Case(inputs={"x": x}, after={"x": swapped}, returns={"x": swapped})
 
 
+def _two_leaves(inputs):
+    return inputs[0], inputs[1]
+
+
+def _two_rows(inputs):
+    return inputs[0][0], inputs[0][1]
+
+
 _CLIENT = {"requires_module": "tensordict", "requires": ("torch._foreach_copy_",)}
 TENSORDICT = Scenario(
     name="tensordict_swap",
@@ -76,10 +84,12 @@ TENSORDICT = Scenario(
                 make_case=_pair_case("x", "y"), **_CLIENT),
         Control("two_updates_clones_first", two_updates_clones_first,
                 make_case=_pair_case("a_x", "b_x"), **_CLIENT),
-        Control("row_swap_update", row_swap_update, make_case=_rows_case, **_CLIENT),
+        Control("row_swap_update", row_swap_update, make_case=_rows_case,
+                floor_operands=_two_rows, **_CLIENT),
     ),
     sizes=(3, 1048576),
     param_names=("scenario", "backend", "n"),
+    floor_operands=_two_leaves,
 )  # fmt: skip
 
 

@@ -79,7 +79,7 @@ def history(tmp_path_factory):
     conf.update(repo="ledger", benchmark_dir="bench", env_dir="env", results_dir="results",
                 html_dir="html")  # fmt: skip
     (tmp / "asv.conf.json").write_text(json.dumps(conf))
-    env = {**os.environ, "HOME": str(tmp)}
+    env = {**os.environ, "HOME": str(tmp), "WRITEBACK_MACHINE": "t"}
     asv = [sys.executable, "-m", "asv"]
     _run(asv + ["machine", "--yes", "--machine", "t"], cwd=tmp, env=env)
     run = _run(asv + ["run", "ALL", "--machine", "t"], cwd=tmp, env=env, check=False)
@@ -107,7 +107,9 @@ def test_every_installed_build_is_measured(history):
     commits = _ledger(tmp)
     assert [_value(tmp, commits[name]) for name in "abcd"] == [1, 1, 2, 2], run.stdout[-3000:]
     for name in "abcd":
-        record = json.loads((tmp / "results" / "builds" / f"{commits[name]}.json").read_text())
+        record = json.loads(
+            (tmp / "results" / "builds" / "t" / f"{commits[name]}.json").read_text()
+        )
         assert record["installed"] and record["torch_version"].startswith("2.13.0")
         assert len(record["torch_git_version"]) == 40
 
@@ -115,7 +117,9 @@ def test_every_installed_build_is_measured(history):
 def test_a_build_that_does_not_install_says_why_and_loses_nothing(history):
     tmp, _, _ = history
     commits = _ledger(tmp)
-    record = json.loads((tmp / "results" / "builds" / f"{commits['broken']}.json").read_text())
+    record = json.loads(
+        (tmp / "results" / "builds" / "t" / f"{commits['broken']}.json").read_text()
+    )
     assert record["installed"] is False
     assert "wbprobe==99" in record["error"] and record["error"].startswith("pip exited")
     assert _value(tmp, commits["broken"]) is None  # asv recorded it as failed

@@ -12,7 +12,7 @@ import torch
 
 from benchmarks import asv_classes, snapshot_swap
 from benchmarks.compat import Unsupported
-from benchmarks.contract import Case, ContractBroken
+from benchmarks.contract import Case
 from benchmarks.probes.probe import find_row, probe_scenario
 from benchmarks.scenario import Control, Scenario
 
@@ -135,8 +135,30 @@ def test_asv_classes_report_the_verdict_and_refuse_to_cost_a_wrong_control():
     assert correctness.track_wrong_elements(record, "half_swap", "inductor", 8) == 3 * 8
     assert correctness.track_moved_storages(record, "half_swap", "inductor", 8) == 0
 
-    with pytest.raises(ContractBroken, match=r"half_swap .*ret_b 3 wrong.*small correctness gate"):
+    with pytest.raises(Unsupported, match=r"wrong at the small correctness gate: ret_b 3 wrong"):
         ToyCost().setup(record, "half_swap", 8)
+
+
+def test_a_size_a_knob_leaves_out_is_a_skip_and_the_parameters_stay_whole(monkeypatch):
+    monkeypatch.setenv("WRITEBACK_SIZES", "3")
+    assert ToyCorrectness.params[2] == [3, 8] and ToyCost.params[1] == [3, 8]
+    record = ToyCorrectness().setup_cache()
+    assert {row["n"] for row in record["rows"]} == {3}
+    ToyCorrectness().setup(record, "half_swap", "eager", 3)
+    with pytest.raises(Unsupported, match="WRITEBACK_SIZES=3 leaves size 8 out"):
+        ToyCorrectness().setup(record, "half_swap", "eager", 8)
+
+
+def test_a_probe_record_keeps_the_rows_a_later_run_did_not_measure(tmp_path, monkeypatch):
+    monkeypatch.setenv("WRITEBACK_MACHINE", "records-test")
+    full = probe_scenario(TOY, controls=("half_swap",), backends=("eager",),
+                          artifacts_root=tmp_path, count_instructions=False)  # fmt: skip
+    probe_scenario(TOY, sizes=(3,), controls=("half_swap",), backends=("eager",),
+                   artifacts_root=tmp_path, count_instructions=False)  # fmt: skip
+    (path,) = tmp_path.glob("records-test/torch-*/*/toy_swap/probe.json")
+    kept = json.loads(path.read_text())
+    assert kept["machine"] == "records-test"
+    assert sorted(r["n"] for r in kept["rows"]) == sorted(r["n"] for r in full["rows"]) == [3, 8]
 
 
 def test_asv_cost_of_a_correct_control_times_the_checked_function():
@@ -164,3 +186,20 @@ def test_case_builder_expectations_are_independent_copies():
     case: Case = snapshot_swap.make_case(4)
     case.inputs["a"].add_(100)
     assert case.after["b"][0].item() == 0.0
+
+
+def test_a_failed_instruction_count_is_a_failure_where_valgrind_is_installed(monkeypatch):
+    note = "callgrind run failed (exit 1): boom"
+    row = {"control": "c", "backend": "inductor", "n": 3, "scratch_bytes": 0,
+           "instructions": None, "instructions_note": note}  # fmt: skip
+    record = {"scenario": "toy_swap", "rows": [row]}
+    monkeypatch.setattr(asv_classes.instructions, "valgrind_problem", lambda: None)
+    with pytest.raises(RuntimeError, match="although valgrind is installed: callgrind run failed"):
+        asv_classes._require_instructions(record, "c", 3)
+    monkeypatch.setattr(asv_classes.instructions, "valgrind_problem", lambda: "valgrind not found")
+    with pytest.raises(Unsupported, match="instructions not counted"):
+        asv_classes._require_instructions(record, "c", 3)
+    row["instructions_note"] = asv_classes.INSTRUCTIONS_OFF
+    monkeypatch.setattr(asv_classes.instructions, "valgrind_problem", lambda: None)
+    with pytest.raises(Unsupported, match="WRITEBACK_INSTRUCTIONS=0"):
+        asv_classes._require_instructions(record, "c", 3)

@@ -142,7 +142,7 @@ def test_every_variant_is_compiled_and_measured(every_variant):
 @pytest.mark.slow
 def test_the_record_is_kept_and_the_package_reused_with_the_same_verdict(every_variant):
     record, root = every_variant
-    folder = root / record["build"] / record["isa"] / "snapshot_swap_configs"
+    folder = root / record["machine"] / record["build"] / record["isa"] / "snapshot_swap_configs"
     assert json.loads((folder / "probe.json").read_text())["rows"] == record["rows"]
     built = find_variant_row(record, "explicit_copies", "aoti-fp32")
     assert built["package_reused"] is False and built["package"].startswith(str(folder))
@@ -154,7 +154,7 @@ def test_the_record_is_kept_and_the_package_reused_with_the_same_verdict(every_v
 
 
 @pytest.mark.slow
-def test_asv_class_reads_the_record(every_variant, monkeypatch):
+def test_asv_class_reads_the_record(every_variant, monkeypatch, tmp_path):
     record, _ = every_variant
     bench = snapshot_swap_configs.Correctness()
     for row in record["rows"]:
@@ -163,9 +163,14 @@ def test_asv_class_reads_the_record(every_variant, monkeypatch):
         assert bench.track_wrong_elements(*args) == row["wrong_elements"]["total"]
         assert bench.track_moved_storages(*args) == row["storages_moved"]
     monkeypatch.setenv("WRITEBACK_VARIANTS", "inductor-int64,export-fp32")
+    monkeypatch.setenv("WRITEBACK_CACHE", str(tmp_path))
     quick = snapshot_swap_configs.Correctness().setup_cache()
     assert {r["variant"] for r in quick["rows"]} == {"inductor-int64", "export-fp32"}
     assert len(quick["rows"]) == 2 * len(snapshot_swap.SWAP.controls)
+    caches = {p.name for p in tmp_path.glob("*/*/*/configs-*")}
+    assert caches == {"configs-inductor", "configs-export"}  # one per configuration
+    with pytest.raises(Unsupported, match="aoti-fp32\\): not run, WRITEBACK_VARIANTS="):
+        bench.setup(quick, "select_swap", "aoti-fp32")
     monkeypatch.setenv("WRITEBACK_VARIANTS", "inductor-fp64")
     with pytest.raises(ValueError, match="unknown variants \\['inductor-fp64'\\]"):
         snapshot_swap_configs.chosen_variants()

@@ -14,8 +14,9 @@ carry `variant`, `config` and `input` instead of `backend`.
 
 Exit status: 0 when the check ran (wrong compiled controls are findings, shown in the
 tables); 1 when an eager reference broke the contract (the reference itself is wrong, so no
-verdict can be trusted; for `snapshot_swap_configs`, an eager call on one of its inputs);
-2 for bad usage or a torch other than --expect-torch.
+verdict can be trusted; for `snapshot_swap_configs`, an eager call on one of its inputs) or
+a correct control measured below the physical floor (the floor is not the least work, so no
+time over floor can be trusted); 2 for bad usage or a torch other than --expect-torch.
 """
 
 from __future__ import annotations
@@ -74,7 +75,13 @@ def main(argv: list[str] | None = None) -> int:
             f"error: the eager reference {name} at {where} broke the contract: {verdict}",
             file=sys.stderr,
         )
-    return 1 if broken_references else 0
+    floor_defects = [r for r in rows if r.get("floor_defect")]
+    for row in floor_defects:
+        print(
+            f"error: {row['scenario']}.{row['control']} at n={row['n']}: {row['floor_defect']}",
+            file=sys.stderr,
+        )
+    return 1 if broken_references or floor_defects else 0
 
 
 def check_scenario(name: str, args) -> tuple[list[dict], list[tuple], str]:
@@ -118,7 +125,8 @@ def json_rows(record: dict) -> list[dict]:
         "control", "backend", "n", "wrong_elements", "storages_moved", "gated",
         "scratch_bytes", "scratch_bytes_static", "full_length_loops", "entrypoint_calls",
         "median_s", "samples_s", "instructions", "time_over_floor", "floor_ratio_samples",
-        "skipped", "error", "code_dir",
+        "floor_median_s", "control_median_s", "floor_kernel", "floor_note", "floor_defect",
+        "skipped", "error", "code_dir", "attribution",
     )  # fmt: skip
     ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
     rows = []
@@ -194,7 +202,7 @@ def cost_table(rows: list[dict]) -> str:
             f"| {row['control']} | {row['n']:,} | {_bytes(row['scratch_bytes'])} | "
             f"{_bytes(row['scratch_bytes_static'])}{_mismatch(row)} | {row['full_length_loops']} "
             f"| {row['entrypoint_calls']} | {row['median_s'] * 1e3:.6f} ms "
-            f"| {len(row['samples_s'])} | {_times(row['time_over_floor'])} "
+            f"| {len(row['samples_s'])} | {_floor(row)} "
             f"| {_count(row['instructions'], row.get('instructions_note'))} |"
         )
     if len(lines) == 2:
@@ -262,8 +270,12 @@ def _bytes(value: int | None) -> str:
     return f"{value:,} B ({value / MIB:g} MiB)" if value >= MIB else f"{value:,} B"
 
 
-def _times(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.2f} x"
+def _floor(row: dict) -> str:
+    if row["floor_defect"]:
+        return f"FLOOR DEFECT ({row['time_over_floor']:.2f} x, see below)"
+    if row["time_over_floor"] is None:
+        return f"n/a ({row['floor_note']})"
+    return f"{row['time_over_floor']:.2f} x"
 
 
 def _count(value: int | None, note: str | None) -> str:

@@ -1,10 +1,12 @@
 """Diff the code Inductor generated for one (control, n) on two builds.
 
     python tools/diff_code.py BUILD_A BUILD_B --control explicit_copies --n 1048576
-                              [--scenario snapshot_swap] [--isa avx512]
+                              [--scenario snapshot_swap] [--isa avx512] [--machine NAME]
 
 BUILD is a ledger name (`torch-2.13.0`, resolved through the install record in
-results/builds/) or a folder name under results/generated/ (`torch-2.15.0+cpu-d0f2af8b`).
+results/builds/) or a folder name under results/generated/<machine>/
+(`torch-2.15.0+cpu-d0f2af8b`). The code is the machine's own: this host's machine name by
+default (benchmarks/machine.py), or the only machine with kept code.
 Prints a unified diff of the wrapper and of the C++ kernels kept with the results.
 """
 
@@ -16,16 +18,33 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
 import ledger as ledger_repo  # noqa: E402
 import upstream_range  # noqa: E402
+
+from benchmarks.machine import machine_name  # noqa: E402  (standard library only)
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("wrapper.py", "kernels.cpp")
 
 
-def code_folder(build: str, args) -> Path:
+def machine_folder(args) -> Path:
+    """results/generated/<machine>: --machine, else this host's, else the only one kept."""
     generated = args.results / "generated"
+    kept = sorted(p.name for p in generated.iterdir() if p.is_dir()) if generated.is_dir() else []
+    name = args.machine or (machine_name() if machine_name() in kept else None)
+    if name is None and len(kept) == 1:
+        name = kept[0]
+    if name is None or name not in kept:
+        raise LookupError(f"no generated code kept for machine {name or '(this host)'} under "
+                          f"{generated} (machines with code: {', '.join(kept) or 'none'}; "
+                          "choose one with --machine)")  # fmt: skip
+    return generated / name
+
+
+def code_folder(build: str, args) -> Path:
+    generated = machine_folder(args)
     key = build if (generated / build).is_dir() else _build_key(build, args)
     isas = sorted(p.name for p in (generated / key).iterdir()) if (generated / key).is_dir() else []
     if not isas:
@@ -63,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, required=True)
     parser.add_argument("--scenario", default="snapshot_swap")
     parser.add_argument("--isa", help="vector ISA folder (default: the first kept)")
+    parser.add_argument("--machine", help="whose kept code (default: this host's machine)")
     parser.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     args = parser.parse_args(argv)

@@ -1,22 +1,28 @@
 """The main job (`make history`): measure every build of the builds file not yet measured on
 this machine, publish the site, print the report.
 
-    python tools/history.py [--builds builds.txt] [--machine NAME] [--only NAME ...]
+    python tools/history.py [--builds builds.txt] [--machine NAME] [--only NAME ...] [--quick]
 
 Steps, each printed as it starts:
-  1. build the ledger (.asv/ledger) from the builds file (tools/ledger.py);
-  2. register this machine with asv (`asv machine --yes`) when it is not yet known;
-  3. one `asv run HASHFILE:... --skip-existing` over every build, oldest first: it runs only
-     the benchmarks this machine has no result for (all of them for a new build, a new
-     scenario's on old builds, none otherwise), installing a build (tools/install_build.py)
-     only when something is to run; a build that fails to install gets one line saying why,
-     and the next build goes on;
+  1. the ledger (.asv/ledger): the builds file's branch, and builds.txt's (tools/ledger.py);
+  2. this machine: named after its CPU and ISA, registered in .asv/asv-machine.json, and
+     checked against the hardware recorded with any results already filed under its name
+     (tools/asv_project.py);
+  3. one `asv run HASHFILE:... --skip-existing-successful` over every build, oldest first: it
+     runs only what this machine has no successful result for (all of it for a new build, a
+     new scenario's benchmarks on old builds, failures again), installing a build
+     (tools/install_build.py) only when something is to run;
   4. `asv publish` into html/, then serve its scripts from html/vendor/ (offline_site.py),
      and look at it in headless Chromium without network when Chromium is installed;
-  5. the report (tools/report.py), also written to results/report.md.
+  5. the report (tools/report.py), also written to results/report.md; then one line naming
+     every real failure (exit 1 when there is one).
 
-Interrupted, it resumes where it stopped: asv writes a build's results once its run is
-complete, so the next call skips what was saved and runs the rest.
+A quick check (`--quick`, or a knob that narrows what is measured: `WRITEBACK_SIZES`,
+`WRITEBACK_INSTRUCTIONS=0`, `WRITEBACK_ATTRIBUTION=0`) never touches the history: it runs
+into .asv/quick/ (results, records, report) and leaves results/ and html/ as they were.
+
+Interrupted (Ctrl-C), it stops asv and says what was saved: asv writes a build's results once
+its run is complete, so the same command resumes with the builds not yet saved.
 """
 
 from __future__ import annotations
@@ -24,8 +30,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -33,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import asv_project  # noqa: E402
 import builds as builds_file  # noqa: E402
 import ledger as ledger_repo  # noqa: E402
 import offline_site  # noqa: E402
@@ -40,7 +47,8 @@ import report  # noqa: E402
 import site_browser  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "results"
+QUICK = ROOT / ".asv" / "quick"
+KNOBS = ("WRITEBACK_SIZES", "WRITEBACK_INSTRUCTIONS", "WRITEBACK_ATTRIBUTION")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,98 +65,151 @@ def main(argv: list[str] | None = None) -> int:
             print(f"writeback: no build named {', '.join(unknown)} in {args.builds} "
                   f"(it has: {names})", file=sys.stderr)  # fmt: skip
             return 2
+    quick = args.quick or _narrowing_knobs()
+    results = QUICK / "results" if quick else ROOT / "results"
 
-    _step(f"1. ledger: {len(builds)} builds from {args.builds.name}")
-    entries = ledger_repo.build_ledger(builds, ledger_repo.DEFAULT_LEDGER)
-    machine = args.machine or os.environ.get("WRITEBACK_MACHINE") or platform.node()
-    _step(f"2. asv machine {machine!r}")
-    _ensure_machine(machine)
+    branch = ledger_repo.branch_for(args.builds)
+    _step(f"1. ledger: {len(builds)} builds from {args.builds.name} (branch {branch})")
+    ledger = ledger_repo.DEFAULT_LEDGER
+    if branch != ledger_repo.BRANCH and (ROOT / "builds.txt").is_file():
+        ledger_repo.build_ledger(builds_file.read(ROOT / "builds.txt"), ledger)  # main exists
+    entries = ledger_repo.build_ledger(builds, ledger, branch)
+
+    try:
+        machine = asv_project.prepare(args.machine, results)
+    except asv_project.WrongMachine as exc:
+        print(f"writeback: {exc}", file=sys.stderr)
+        return 2
+    _step(f"2. asv machine {machine!r} ({asv_project.MACHINE_FILE.relative_to(ROOT)})")
+    config = _quick_config(results) if quick else None
+    if quick:
+        print(f"   a quick check ({_knob_text() or '--quick'}): results, records and report go "
+              f"to {QUICK.relative_to(ROOT)}/; the history in results/ is not touched")  # fmt: skip
 
     todo = [e for e in entries if not args.only or e.name in args.only]
     _step(f"3. run: {len(todo)} build(s) on {machine}; asv skips what each already has")
     for index, entry in enumerate(todo, start=1):
-        kept = "has results: only missing benchmarks run" if _has_results(machine, entry.commit) \
+        kept = "has results: only what is missing runs" if _has_results(results, machine, entry) \
             else "new"  # fmt: skip
-        print(f"   {index}/{len(todo)} {entry.name} ({entry.build['date']}, pip install "
+        print(f"   {index}/{len(todo)} {entry.tag} ({entry.build['date']}, pip install "
               f"{' '.join(entry.build['pip_args'])}): {kept}")  # fmt: skip
-    # One asv call for every build: one discovery, and a build is installed only when some
-    # benchmark lacks a result for it. asv prints each build ("For writeback commit ...") and
-    # each benchmark as it goes.
     hashes = ROOT / ".asv" / "history-commits.txt"
     hashes.write_text("".join(f"{entry.commit}\n" for entry in todo))
+    run_args = ["run", f"HASHFILE:{hashes}", "--machine", machine, "--record-samples"]
+    if not quick:
+        run_args.append("--skip-existing-successful")
     started = time.monotonic()
-    code = _asv("run", f"HASHFILE:{hashes}", "--machine", machine, "--record-samples",
-                "--skip-existing", check=False)  # fmt: skip
+    try:
+        code = _asv(*run_args, config=config, interruptible=True)
+    except KeyboardInterrupt:
+        saved = [e.tag for e in todo if _has_results(results, machine, e)]
+        print(f"\nwriteback: interrupted. Saved: results of {len(saved)} of {len(todo)} build(s)"
+              f"{' (' + ', '.join(saved) + ')' if saved else ''} in {results}; run the same "
+              "command again to resume with the rest.")  # fmt: skip
+        return 130
     print(f"   asv run finished in {(time.monotonic() - started) / 60:.1f} min", flush=True)
-    failed = []
-    for entry in todo:
-        status = _install_status(entry.commit)
-        if status.get("installed") is False:
-            failed.append(entry.name)
-            print(
-                f"writeback: build {entry.name} did not install: {status.get('error')} "
-                "- its benchmarks are recorded as failed; the other builds went on."
-            )
-    if code not in (0, 2):  # asv exits 2 when some benchmark failed: results are saved
-        failed.append("asv run")
-        print(f"writeback: asv run exited {code}; see its output above.")
 
-    _step("4. publish html/ (asv publish), self-contained (tools/offline_site.py)")
-    _asv("publish", check=True)
-    if offline_site.main(["--html", str(ROOT / "html")]) != 0:
-        failed.append("html/ (see above)")
-    if shutil.which("chromium"):
-        _step("4b. check the site as a person sees it (headless Chromium, no network)")
-        if site_browser.main(["--html", str(ROOT / "html")]) != 0:
-            failed.append("html/ (see above)")
-    else:
-        print("   (install Debian's chromium to have the site checked in a browser here)")
+    problems = []
+    if code not in (0, 2):  # asv exits 2 when some benchmark failed: counted below
+        problems.append(f"asv run exited {code} (see its output above)")
+    if not quick:
+        _step("4. publish html/ (asv publish), self-contained (tools/offline_site.py)")
+        if _asv("publish", config=None) != 0:
+            problems.append("asv publish failed (see above)")
+        elif args.site_check and offline_site.main(["--html", str(ROOT / "html")]) != 0:
+            problems.append("html/ is not self-contained (see above)")
+        elif args.site_check and shutil.which("chromium"):
+            _step("4b. check the site as a person sees it (headless Chromium, no network)")
+            if site_browser.main(["--html", str(ROOT / "html")]) != 0:
+                problems.append("the published site does not show what it should (see above)")
+        elif args.site_check:
+            print("   (install Debian's chromium to have the site checked in a browser here)")
     _step("5. report")
-    text = report.render(report.load(RESULTS, ledger_repo.DEFAULT_LEDGER))
-    (RESULTS / "report.md").write_text(text)
+    loaded = report.load(results, ledger, machine)
+    text = report.render(loaded)
+    (results / "report.md").write_text(text)
     print(text)
-    print("The report is also in results/report.md. Browse the history with:\n"
-          "  .venv/bin/asv preview     (serves html/ at http://127.0.0.1:8080)")  # fmt: skip
-    if failed:
-        print(f"writeback: {len(failed)} build(s) had problems: {', '.join(failed)}")
+    print(f"The report is also in {(results / 'report.md').relative_to(ROOT)}.")
+    if not quick:
+        print("Browse the history with:  .venv/bin/python tools/asv_project.py preview  "
+              "(serves html/ at http://127.0.0.1:8080)")  # fmt: skip
+    measured = {e.commit for e in todo}
+    failures = [f for f in report.failures(loaded) if f.commit in measured]
+    problems += [f.describe() for f in failures]
+    if problems:
+        print(f"writeback: {len(problems)} failure(s): " + "; ".join(problems))
         return 1
     return 0
+
+
+def _narrowing_knobs() -> bool:
+    return bool(os.environ.get("WRITEBACK_SIZES", "").strip()) or any(
+        os.environ.get(knob, "1") == "0" for knob in KNOBS[1:]
+    )
+
+
+def _knob_text() -> str:
+    return " ".join(f"{k}={os.environ[k]}" for k in KNOBS if os.environ.get(k, "").strip())
+
+
+def _quick_config(results: Path) -> Path:
+    """asv's configuration with results, records and html under .asv/quick/ (same ledger and
+    environments as the history, so a quick check reuses installed builds)."""
+    conf = json.loads((ROOT / "asv.conf.json").read_text())
+    conf["install_command"] = [
+        c.replace("{conf_dir}/tools", str(ROOT / "tools")).replace(
+            "{conf_dir}/results", str(results)
+        )
+        for c in conf["install_command"]
+    ]
+    for key in ("repo", "benchmark_dir", "env_dir"):
+        conf[key] = str(ROOT / conf[key])
+    conf.update(results_dir=str(results), html_dir=str(QUICK / "html"))
+    QUICK.mkdir(parents=True, exist_ok=True)
+    path = QUICK / "asv.conf.json"
+    path.write_text(json.dumps(conf, indent=1) + "\n")
+    os.environ["WRITEBACK_ARTIFACTS"] = str(results / "generated")
+    os.environ["WRITEBACK_CACHE"] = str(QUICK / "inductor-cache")
+    return path
 
 
 def _step(text: str) -> None:
     print(f"\n[writeback] {text}", flush=True)
 
 
-def _asv(*args: str, check: bool) -> int:
-    command = [sys.executable, "-m", "asv", *args]
-    result = subprocess.run(command, cwd=ROOT)
-    if check and result.returncode != 0:
-        raise SystemExit(f"writeback: `asv {' '.join(args)}` failed (exit {result.returncode})")
-    return result.returncode
+def _asv(*args: str, config: Path | None, interruptible: bool = False) -> int:
+    """asv through tools/asv_project.py. `interruptible`: asv runs in a session of its own, so
+    Ctrl-C reaches only this script, which stops asv (and what it runs) without asv's trace."""
+    command = [sys.executable, str(ROOT / "tools" / "asv_project.py")]
+    command += (["--config", str(config)] if config else []) + list(args)
+    process = subprocess.Popen(command, cwd=ROOT, start_new_session=interruptible)
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        if interruptible:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+        raise
 
 
-def _ensure_machine(machine: str) -> None:
-    machine_file = Path(os.environ.get("ASV_MACHINE_FILE", Path.home() / ".asv-machine.json"))
-    known = json.loads(machine_file.read_text()) if machine_file.is_file() else {}
-    if machine not in known:
-        _asv("machine", "--yes", "--machine", machine, check=True)
-
-
-def _has_results(machine: str, commit: str) -> bool:
-    return any((RESULTS / machine).glob(f"{commit[:8]}-*.json"))
-
-
-def _install_status(commit: str) -> dict:
-    path = RESULTS / "builds" / f"{commit}.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
+def _has_results(results: Path, machine: str, entry) -> bool:
+    return any((results / machine).glob(f"{entry.commit[:8]}-*.json"))
 
 
 def _parse(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--builds", type=Path, default=ROOT / "builds.txt",
                         help="the builds file (default builds.txt)")  # fmt: skip
-    parser.add_argument("--machine", help="asv machine name (default: this host's name)")
+    parser.add_argument("--machine", help="asv machine name (default: host, CPU and ISA)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="measure only these builds")
+    parser.add_argument("--quick", action="store_true",
+                        help="a quick check into .asv/quick/, the history untouched")  # fmt: skip
+    parser.add_argument("--no-site-check", dest="site_check", action="store_false",
+                        help="publish html/ as asv does: no vendored scripts, no browser "
+                        "check (for tests of other suites)")  # fmt: skip
     return parser.parse_args(argv)
 
 

@@ -7,7 +7,9 @@ asv runs it as the install command (asv.conf.json) with the environment's own py
 It pip-installs the build that the checked-out `build.json` names (then the client libraries
 in CLIENTS, never over torch), imports it in a fresh
 process to read what was really installed (`torch.__version__`, `torch.version.git_version`),
-and records that identity in `results/builds/<ledger commit>.json`, beside asv's results.
+and records that identity, with the sha256 of the torch wheel pip installed (from pip's
+`--report`), in `results/builds/<machine>/<ledger commit>.json`, beside asv's results (the
+machine as in benchmarks/machine.py: whether a build installs depends on where it runs).
 A build that does not install or import is recorded there too, with pip's last error line,
 and the script exits non-zero: asv then marks that commit's benchmarks failed and goes on.
 
@@ -25,7 +27,12 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.machine import machine_name  # noqa: E402  (standard library only)
 
 # Client libraries some scenarios import, installed after torch. tensordict goes in without
 # its dependencies (it depends on torch, and pip must never swap the torch under test); its
@@ -51,15 +58,17 @@ def main(argv: list[str] | None = None) -> int:
 
     build = json.loads((args.build_dir / "build.json").read_text())
     commit = os.environ.get("ASV_COMMIT") or _head(args.build_dir)
+    machine = machine_name()
     record = {
         **build,
         "ledger_commit": commit,
+        "machine": machine,
         "host": platform.node(),
         "python": sys.executable,
         "attempted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
     print(f"writeback: installing {build['name']}: pip install {' '.join(build['pip_args'])}")
-    error = _pip_install(build["pip_args"]) or None
+    error, wheels = _pip_install_reported(build["pip_args"])
     identity = None if error else _identity()
     if isinstance(identity, str):
         error, identity = identity, None
@@ -68,14 +77,14 @@ def main(argv: list[str] | None = None) -> int:
         if installed != build["spec"]:
             error = f"asked for torch {build['spec']}, but {identity['torch_version']} is installed"
     record.update(identity or {})
-    record.update(installed=error is None, error=error)
+    record.update(installed=error is None, error=error, torch_wheel=wheels.get("torch"))
     if error is None:
         client_errors = [e for e in (_pip_install(list(args)) for args in CLIENTS) if e]
         record["clients_error"] = "; ".join(client_errors) or None
         for problem in client_errors:
             print(f"writeback: a client library did not install (its scenario will skip): "
                   f"{problem}", file=sys.stderr)  # fmt: skip
-    _save(args.results / "builds" / f"{commit}.json", record)
+    _save(args.results / "builds" / machine / f"{commit}.json", record)
     if error:
         print(f"writeback: build {build['name']} did not install: {error}", file=sys.stderr)
         return 1
@@ -84,6 +93,23 @@ def main(argv: list[str] | None = None) -> int:
         f"(commit {identity['torch_git_version']})"
     )
     return 0
+
+
+def _pip_install_reported(pip_args: list[str]) -> tuple[str | None, dict]:
+    """Run pip with `--report`; return (error or None, {package: {"version", "url", "sha256"}}
+    for what it installed). A package already installed is not in the report."""
+    with tempfile.TemporaryDirectory(prefix="writeback-pip-") as tmp:
+        report = Path(tmp) / "report.json"
+        error = _pip_install([*pip_args, "--report", str(report)]) or None
+        items = json.loads(report.read_text()).get("install", []) if report.is_file() else []
+    wheels = {}
+    for item in items:
+        info = item.get("download_info") or {}
+        hashes = (info.get("archive_info") or {}).get("hashes") or {}
+        name = (item.get("metadata") or {}).get("name", "").lower()
+        wheels[name] = {"version": (item.get("metadata") or {}).get("version"),
+                        "url": info.get("url"), "sha256": hashes.get("sha256")}  # fmt: skip
+    return error, wheels
 
 
 def _pip_install(pip_args: list[str]) -> str:

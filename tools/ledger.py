@@ -2,16 +2,25 @@
 
     python tools/ledger.py [--builds builds.txt] [--ledger .asv/ledger]
 
-asv's history axis is the commits of its `repo`. Here that repo is the ledger: commit k holds
-`build.json` (the k-th build of the builds file: name, date, pip arguments), is dated with
-the build's date and tagged with its name. asv checks each commit out and installs its
-build with `tools/install_build.py`, so `asv run torch-2.14.1..torch-2.15.0`, `asv publish`
-and `asv find` walk torch builds.
+asv's history axis is the commits of its `repo`. Here that repo is the ledger: commit k of a
+builds file's branch holds `build.json` (the k-th build of the file: name, date, pip
+arguments), is dated with the build's date and tagged with its name. asv checks each commit
+out and installs its build with `tools/install_build.py`, so `asv run
+torch-2.14.1..torch-2.15.0`, `asv publish` and `asv find` walk torch builds.
+
+One ledger holds every builds file, each on a branch of its own: `builds.txt` on `main` (its
+tags are the build names, `torch-2.15.0`), any other file on a branch named after it
+(`builds-long.txt` on `builds-long`, tags `builds-long/torch-2.15.0`). Building one file's
+branch leaves every other branch and tag alone, so running `BUILDS=builds-long.txt` and then
+the default loses nothing from either. asv publishes every tagged commit, so the site and the
+report show the builds of every file.
 
 Commit ids are deterministic: fixed author and committer, dates from the builds file, and
 the same content give the same ids on every machine, so results stay attached to their
 builds when the ledger is rebuilt. Appending a build appends a commit; the ids before it do
-not change. Editing an earlier line changes that commit's id and every id after it.
+not change. Editing an earlier line changes that commit's id and every id after it. The same
+build in two files has two ids (a commit's id depends on the builds before it): their
+results are kept apart.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -39,10 +49,32 @@ class Entry:
     name: str
     commit: str
     build: dict
+    branch: str = BRANCH
+
+    @property
+    def tag(self) -> str:
+        """The git tag (and asv range name) of this build: its name, prefixed by its branch
+        unless it is on `main`."""
+        return tag_name(self.branch, self.name)
 
 
-def build_ledger(builds: list[builds_file.Build], ledger: Path) -> list[Entry]:
-    """Make `ledger` hold exactly these builds as commits on `main`; return them in order."""
+def branch_for(builds_path: Path) -> str:
+    """The ledger branch of a builds file: `main` for builds.txt, else the file's stem."""
+    if builds_path.name == "builds.txt":
+        return BRANCH
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", builds_path.stem).strip(".-") or "builds"
+    return "builds" if stem == BRANCH else stem
+
+
+def tag_name(branch: str, name: str) -> str:
+    return name if branch == BRANCH else f"{branch}/{name}"
+
+
+def build_ledger(
+    builds: list[builds_file.Build], ledger: Path, branch: str = BRANCH
+) -> list[Entry]:
+    """Make `branch` of `ledger` hold exactly these builds, tagged; return them in order.
+    Other branches and their tags are left as they are."""
     if not (ledger / ".git").is_dir():
         ledger.mkdir(parents=True, exist_ok=True)
         _git(ledger, "init", "--quiet")
@@ -54,27 +86,41 @@ def build_ledger(builds: list[builds_file.Build], ledger: Path) -> list[Entry]:
         args = ["commit-tree", tree] + (["-p", parent] if parent else [])
         message = f"{build.name}: {' '.join(build.pip_args)}\n"
         parent = _git(ledger, *args, stdin=message, env=_dated(build))
-        entries.append(Entry(build.name, parent, build.as_json()))
-    _git(ledger, "update-ref", f"refs/heads/{BRANCH}", parent)
-    _git(ledger, "symbolic-ref", "HEAD", f"refs/heads/{BRANCH}")
-    wanted = {entry.name: entry.commit for entry in entries}
+        entries.append(Entry(build.name, parent, build.as_json(), branch))
+    _git(ledger, "update-ref", f"refs/heads/{branch}", parent)
+    if branch == BRANCH or not _git(ledger, "rev-parse", "--verify", "--quiet", BRANCH, ok=(0, 1)):
+        _git(ledger, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+    wanted = {entry.tag: entry.commit for entry in entries}
     for tag in _git(ledger, "tag", "--list").split():
-        if tag not in wanted:
+        if _branch_of_tag(tag) == branch and tag not in wanted:
             _git(ledger, "tag", "--delete", tag)
-    for name, commit in wanted.items():
-        _git(ledger, "tag", "--force", name, commit)
+    for tag, commit in wanted.items():
+        _git(ledger, "tag", "--force", tag, commit)
     return entries
 
 
-def read_ledger(ledger: Path) -> list[Entry]:
-    """The ledger's builds, oldest first, as committed."""
+def _branch_of_tag(tag: str) -> str:
+    return tag.split("/", 1)[0] if "/" in tag else BRANCH
+
+
+def branches(ledger: Path) -> list[str]:
+    """Every builds file's branch in the ledger, `main` first."""
+    names = _git(ledger, "for-each-ref", "--format=%(refname:short)", "refs/heads").split()
+    return sorted(names, key=lambda name: (name != BRANCH, name))
+
+
+def read_ledger(ledger: Path, branch: str | None = None) -> list[Entry]:
+    """The ledger's builds as committed: one branch's, oldest first, or (by default) every
+    branch's, `main` first, each branch oldest first."""
     if not (ledger / ".git").is_dir():
-        raise FileNotFoundError(f"no ledger at {ledger}: run `python tools/ledger.py` first")
-    commits = _git(ledger, "rev-list", "--reverse", BRANCH).split()
+        raise FileNotFoundError(
+            f"no ledger at {ledger}: run `make history` (or `python tools/ledger.py`) first"
+        )
     entries = []
-    for commit in commits:
-        build = json.loads(_git(ledger, "show", f"{commit}:build.json"))
-        entries.append(Entry(build["name"], commit, build))
+    for name in [branch] if branch else branches(ledger):
+        for commit in _git(ledger, "rev-list", "--reverse", name).split():
+            build = json.loads(_git(ledger, "show", f"{commit}:build.json"))
+            entries.append(Entry(build["name"], commit, build, name))
     return entries
 
 
@@ -88,7 +134,7 @@ def _dated(build: builds_file.Build) -> dict[str, str]:
     return env
 
 
-def _git(repo: Path, *args: str, stdin: str | None = None, env: dict | None = None) -> str:
+def _git(repo: Path, *args: str, stdin: str | None = None, env: dict | None = None, ok=(0,)) -> str:
     result = subprocess.run(
         ["git", "-C", str(repo), *args],
         input=stdin,
@@ -96,7 +142,7 @@ def _git(repo: Path, *args: str, stdin: str | None = None, env: dict | None = No
         text=True,
         env={**os.environ, **(env or {})},
     )
-    if result.returncode != 0:
+    if result.returncode not in ok:
         raise RuntimeError(f"git {' '.join(args)} failed in {repo}: {result.stderr.strip()}")
     return result.stdout.strip()
 
@@ -111,10 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     except builds_file.BuildsFileError as exc:
         print(f"writeback: {exc}", file=sys.stderr)
         return 2
-    entries = build_ledger(builds, args.ledger)
-    print(f"ledger {args.ledger} ({len(entries)} builds from {args.builds}):")
+    entries = build_ledger(builds, args.ledger, branch_for(args.builds))
+    print(f"ledger {args.ledger}, branch {branch_for(args.builds)} "
+          f"({len(entries)} builds from {args.builds}):")  # fmt: skip
     for entry in entries:
-        print(f"  {entry.commit[:8]}  {entry.build['date']}  {entry.name:24} "
+        print(f"  {entry.commit[:8]}  {entry.build['date']}  {entry.tag:24} "
               f"pip install {' '.join(entry.build['pip_args'])}")  # fmt: skip
     return 0
 

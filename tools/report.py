@@ -1,12 +1,15 @@
 """Print the history as Markdown: per build the write-up's two tables, then one correctness
-matrix over all builds.
+matrix over all builds and machines.
 
     python tools/report.py [--results results] [--ledger .asv/ledger] [--machine NAME]
 
 Numbers come from asv's result files (read with asv's own API); the coordinates a wrong
-result is wrong in, and the reason for a skip or a failure, come from the probe record kept
-beside them (results/generated/<build>/<isa>/<scenario>/probe.json). The torch identity of
-each build comes from results/builds/<ledger commit>.json, written when it was installed.
+result is wrong in, and the reason for a skip or a failure, come from the probe record the
+same machine kept beside them (results/generated/<machine>/<build>/<isa>/<scenario>/
+probe.json). The torch identity of each build comes from results/builds/<machine>/<ledger
+commit>.json, written when it was installed there. Builds of every builds file (every ledger
+branch) are reported. A cell says `exact`, `wrong: ...`, `skipped: why` (an expected state),
+`failed: why` (a real failure) or `not run (why)` (nothing was measured).
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = "snapshot_swap"
 CORRECTNESS = f"{SCENARIO}.Correctness"
 WRONG = "Correctness.track_wrong_elements"
-COST = f"{SCENARIO}.Cost"
 MIB = 1024 * 1024
 
 
@@ -45,16 +47,38 @@ class BuildResult:
     stats: dict[str, dict[tuple, dict | None]] = field(default_factory=dict)
     probe: dict[tuple, dict] = field(default_factory=dict)
     results_dir: Path | None = None
+    tag: str = ""
 
     @property
     def label(self) -> str:
         version = self.identity.get("torch_version", "?")
-        return f"{self.name} (torch {version})"
+        return f"{self.tag or self.name} (torch {version})"
+
+    @property
+    def installed(self) -> bool:
+        return self.identity.get("installed", True) is not False
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A benchmark that failed on a build: what nobody expected, with its reason."""
+
+    tag: str
+    machine: str
+    commit: str
+    benchmark: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.benchmark} on {self.tag} ({self.machine}): {self.reason}"
 
 
 def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[BuildResult]:
-    """Every (machine, build) with results, in ledger order."""
-    entries = ledger_repo.read_ledger(ledger)
+    """Every (machine, build) with results, machine by machine, builds by date."""
+    entries = sorted(
+        ledger_repo.read_ledger(ledger),
+        key=lambda e: (e.build["date"], e.branch != ledger_repo.BRANCH, e.branch),
+    )
     machines = [machine] if machine else _machines(results_dir)
     loaded = []
     for name in machines:
@@ -67,8 +91,9 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
                 entry.name,
                 entry.commit,
                 name,
-                _identity(results_dir, entry),
+                _identity(results_dir, name, entry),
                 results_dir=results_dir,
+                tag=entry.tag,
             )
             for key in result.get_all_result_keys():
                 params = result.get_result_params(key)
@@ -77,9 +102,30 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
                 stats = result.get_result_stats(key, params)
                 build.values[key] = dict(zip(combos, values))
                 build.stats[key] = dict(zip(combos, stats))
-            build.probe = _probe_rows(results_dir, build.identity)
+            build.probe = _probe_rows(results_dir, name, build.identity)
             loaded.append(build)
     return loaded
+
+
+def failures(builds: list[BuildResult]) -> list[Failure]:
+    """Every failed benchmark combination (a build that did not install counts once)."""
+    found = []
+    for build in builds:
+        if not build.installed:
+            reason = f"did not install: {build.identity.get('error')}"
+            found.append(Failure(build.tag, build.machine, build.commit, "the build", reason))
+            continue
+        for key, combos in build.values.items():
+            scenario = key.split(".", 1)[0]
+            for combo, value in combos.items():
+                if value is None:
+                    row = _row_for(build, scenario, key, combo)
+                    defect = row.get("floor_defect") if key.endswith("time_over_floor") else None
+                    reason = (row.get("error") or defect
+                              or "see `asv run --show-stderr` for the traceback")  # fmt: skip
+                    name = f"{key}({', '.join(map(str, combo))})"
+                    found.append(Failure(build.tag, build.machine, build.commit, name, reason))
+    return found
 
 
 def render(builds: list[BuildResult]) -> str:
@@ -88,21 +134,42 @@ def render(builds: list[BuildResult]) -> str:
     parts = ["# writeback history", ""]
     for build in builds:
         parts += [f"## {build.label} on {build.machine}", "", _identity_line(build), ""]
-        parts += [values_table(build), "", cost_table(build), "", ratio_lines(build), ""]
+        if not build.installed:
+            parts += [f"Not measured: the build did not install ({build.identity.get('error')}).",
+                      ""]  # fmt: skip
+            continue
+        parts += [values_table(build), ""]
+        if attributed := attribution_lines(build):
+            parts += ["Which pass (attribution, with the time it took):", "", *attributed, ""]
+        for scenario in cost_scenarios(build):
+            parts += [f"Cost of the correct `{scenario}` controls (Inductor):", ""]
+            parts += [cost_table(build, scenario), "", ratio_lines(build, scenario), ""]
     parts += ["## Correctness over all builds", "", matrix(builds), ""]
-    parts += stability_section(builds[0].results_dir if builds else None)
+    found = failures(builds)
+    if found:
+        parts += ["## Failures (nobody expected these)", ""]
+        parts += [f"- {failure.describe()}" for failure in found] + [""]
+    parts += stability_section(builds[0].results_dir, sorted({b.machine for b in builds}))
     return "\n".join(parts).rstrip() + "\n"
 
 
-def stability_section(results_dir: Path | None) -> list[str]:
-    """What tools/stability.py found, where it has been run."""
-    files = sorted((results_dir / "stability").glob("*.json")) if results_dir else []
+def cost_scenarios(build: BuildResult) -> list[str]:
+    """Every scenario whose Cost benchmarks ran on this build, the snapshot swap first."""
+    found = [k.split(".")[0] for k in build.values if k.endswith(".Cost.time_warm_call")]
+    return sorted(found, key=lambda name: (name != SCENARIO, name))
+
+
+def stability_section(results_dir: Path | None, machines: list[str]) -> list[str]:
+    """What tools/stability.py found on these machines, where it has been run."""
+    folder = results_dir / "stability" if results_dir else None
+    files = sorted(p for m in machines for p in (folder / m).glob("*.json")) if folder else []
     if not files:
         return []
     import stability
 
     parts = ["## Stability of the cost figures (tools/stability.py)", ""]
     for path in files:
+        parts += [f"On {path.parent.name}:", ""]
         parts += [stability.render(json.loads(path.read_text())), ""]
     return parts
 
@@ -120,33 +187,40 @@ def values_table(build: BuildResult) -> str:
     return "\n".join(lines)
 
 
-def cost_table(build: BuildResult) -> str:
+def cost_table(build: BuildResult, scenario: str = SCENARIO) -> str:
+    cost = f"{scenario}.Cost"
     lines = [
         "| correct control | N | runtime scratch | full-length loops | entrypoint calls "
         "| median warm call (IQR) | time over floor | instructions |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    time = build.values.get(f"{COST}.time_warm_call", {})
+    time = build.values.get(f"{cost}.time_warm_call", {})
+    not_measured = []
     for (control, n), seconds in time.items():
         if not _number(seconds):
+            row = build.probe.get((scenario, control, "inductor", n), {})
+            if row.get("wrong_elements") and row["wrong_elements"].get("total"):
+                not_measured.append(f"{control} (N={n:,}: wrong, not costed)")
             continue
-        scratch = build.values[f"{COST}.track_scratch_bytes"].get((control, n))
-        loops = build.values[f"{COST}.track_full_length_loops"].get((control, n))
-        calls = build.values[f"{COST}.track_entrypoint_calls"].get((control, n))
-        floor = build.values.get(f"{COST}.track_time_over_floor", {}).get((control, n))
-        count = build.values.get(f"{COST}.track_instructions", {}).get((control, n))
-        iqr = _iqr(build.stats[f"{COST}.time_warm_call"][(control, n)])
+        scratch = build.values[f"{cost}.track_scratch_bytes"].get((control, n))
+        loops = build.values[f"{cost}.track_full_length_loops"].get((control, n))
+        calls = build.values[f"{cost}.track_entrypoint_calls"].get((control, n))
+        floor = build.values.get(f"{cost}.track_time_over_floor", {}).get((control, n))
+        count = build.values.get(f"{cost}.track_instructions", {}).get((control, n))
+        iqr = _iqr(build.stats[f"{cost}.time_warm_call"][(control, n)])
         lines.append(
             f"| {control} | {n:,} | {_bytes(scratch)} | {_int(loops)} | {_int(calls)} "
             f"| {seconds * 1e3:.4f} ms{iqr} | {_floor(floor)} | {_count(count)} |"
         )
     if len(lines) == 2:
         lines.append("| (no control was correct and timed) | | | | | | | |")
+    if not_measured:
+        lines += ["", "Not costed (wrong under Inductor): " + ", ".join(not_measured)]
     return "\n".join(lines)
 
 
-def ratio_lines(build: BuildResult) -> str:
-    time = build.values.get(f"{COST}.time_warm_call", {})
+def ratio_lines(build: BuildResult, scenario: str = SCENARIO) -> str:
+    time = build.values.get(f"{scenario}.Cost.time_warm_call", {})
     lines = []
     for n in sorted({n for _, n in time}):
         timed = sorted(((c, t) for (c, m), t in time.items() if m == n and _number(t)),
@@ -171,7 +245,7 @@ def matrix(builds: list[BuildResult]) -> str:
                     keys.append((scenario, *combo))
     machines = len({b.machine for b in builds}) > 1
     header = "| scenario | control or pattern | backend | size | " + " | ".join(
-        b.name + (f" ({b.machine})" if machines else "") for b in builds
+        b.tag + (f" ({b.machine})" if machines else "") for b in builds
     )
     lines = [header + " |", "|---|---|---|---|" + "---|" * len(builds)]
     for scenario, control, backend, n in keys:
@@ -196,24 +270,53 @@ def scenarios(build: BuildResult) -> list[str]:
 
 
 def verdict(build: BuildResult, control, backend, n, scenario: str = SCENARIO) -> str:
-    """`exact`, `wrong: 9 (ret_b 3, in_b 3, view_b 3)`, `skipped: why` or `failed: why`."""
+    """`exact`, `wrong: 9 (ret_b 3, in_b 3, view_b 3)`, `skipped: why`, `failed: why` or
+    `not run (why)`."""
     combo = (control, backend, n)
-    wrong = build.values.get(f"{scenario}.{WRONG}", {}).get(combo)
+    if not build.installed:
+        return f"not run (the build did not install: {build.identity.get('error')})"
+    measured = build.values.get(f"{scenario}.{WRONG}", {})
+    if combo not in measured:
+        return "not run (no result for it on this machine)"
+    wrong = measured[combo]
     moved = build.values.get(f"{scenario}.Correctness.track_moved_storages", {}).get(combo)
     row = build.probe.get((scenario, *combo), {})
     if wrong is None:
-        why = row.get("error") or ("not installed" if not build.identity.get("installed", True)
-                                   else "see asv run --show-stderr")  # fmt: skip
-        return f"failed: {why}"
+        return f"failed: {row.get('error') or 'see asv run --show-stderr'}"
     if isinstance(wrong, float) and math.isnan(wrong):
-        return f"skipped: {row.get('skipped') or 'n/a'}"
+        if row.get("skipped"):
+            return f"skipped: {row['skipped']}"
+        return "not run (left out of the run that recorded it)"
     if wrong == 0 and not moved:
         return "exact"
     detail = row.get("wrong_elements") or {}
     named = sorted((k for k in detail if k != "total" and detail[k]), key=_coordinate_order)
     coords = ", ".join(f"{k} {detail[k]}" for k in named)
     moved_text = f"; {int(moved)} storage moved" if moved else ""
-    return f"wrong: {int(wrong)}" + (f" ({coords})" if coords else "") + moved_text
+    found = row.get("attribution") or {}
+    by = f"; pass: {found['pass']}" if found.get("pass") else ""
+    return f"wrong: {int(wrong)}" + (f" ({coords})" if coords else "") + moved_text + by
+
+
+def attribution_lines(build: BuildResult) -> list[str]:
+    """What attribution found for each wrong Inductor row of this build, and its time."""
+    lines = []
+    for (scenario, control, backend, n), row in sorted(build.probe.items(), key=str):
+        found = row.get("attribution")
+        if (
+            backend != "inductor"
+            or not found
+            or str(found.get("note", "")).startswith("attributed at the first wrong size")
+        ):
+            continue
+        if found.get("pass"):
+            number = f", #{found['bisect_number']}" if found.get("bisect_number") else ""
+            how = f"`{found['pass']}` ({found['method']}, {found.get('subsystem') or '-'}{number})"
+        else:
+            how = f"not attributed: {found.get('note')}"
+        seconds = f", {found['seconds']} s" if found.get("seconds") is not None else ""
+        lines.append(f"- {scenario}.{control} ({_size(n)}): {how}{seconds}")
+    return lines
 
 
 def _size(n) -> str:
@@ -226,15 +329,23 @@ def _coordinate_order(coordinate: str) -> tuple[int, str]:
     return (["ret", "in", "view"].index(kind) if kind in ("ret", "in", "view") else 3, name)
 
 
-def _identity(results_dir: Path, entry) -> dict:
-    path = results_dir / "builds" / f"{entry.commit}.json"
+def _identity(results_dir: Path, machine: str, entry) -> dict:
+    path = results_dir / "builds" / machine / f"{entry.commit}.json"
     return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def _row_for(build: BuildResult, scenario: str, key: str, combo: tuple) -> dict:
+    """The probe row behind one benchmark combination (Cost combos are Inductor's rows)."""
+    if ".Cost." in key and len(combo) == 2:
+        combo = (combo[0], "inductor", combo[1])
+    return build.probe.get((scenario, *combo), {})
 
 
 def _identity_line(build: BuildResult) -> str:
     ident = build.identity
     if not ident:
-        return f"ledger commit {build.commit[:8]}; no install record in results/builds/"
+        return (f"ledger commit {build.commit[:8]}; no install record in "
+                f"results/builds/{build.machine}/")  # fmt: skip
     return (
         f"ledger commit {build.commit[:8]}; installed `{' '.join(ident.get('pip_args', []))}` -> "
         f"torch {ident.get('torch_version', '?')}, upstream commit "
@@ -242,12 +353,12 @@ def _identity_line(build: BuildResult) -> str:
     )
 
 
-def _probe_rows(results_dir: Path, identity: dict) -> dict[tuple, dict]:
+def _probe_rows(results_dir: Path, machine: str, identity: dict) -> dict[tuple, dict]:
     if "torch_version" not in identity:
         return {}
     key = f"torch-{identity['torch_version']}-{identity['torch_git_version'][:8]}"
     rows = {}
-    for path in sorted((results_dir / "generated" / key).glob("*/*/probe.json")):
+    for path in sorted((results_dir / "generated" / machine / key).glob("*/*/probe.json")):
         record = json.loads(path.read_text())
         for row in record["rows"]:
             rows[(record["scenario"], row["control"], row["backend"], row["n"])] = row

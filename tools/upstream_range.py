@@ -29,25 +29,35 @@ class Unknown(LookupError):
 
 
 def resolve(name_or_commit: str, entries: list[ledger_repo.Entry]) -> ledger_repo.Entry:
-    matches = [e for e in entries if e.name == name_or_commit]
+    """A build by tag (`torch-2.15.0`, `builds-long/torch-2.1.0`), by name when one builds
+    file has it, or by commit prefix."""
+    matches = [e for e in entries if e.tag == name_or_commit]
+    matches = matches or [e for e in entries if e.name == name_or_commit]
     matches = matches or [e for e in entries if e.commit.startswith(name_or_commit.lower())]
     if len(matches) != 1:
-        names = ", ".join(e.name for e in entries)
-        raise Unknown(f"{name_or_commit!r} names no single ledger build (builds: {names})")
+        tags = ", ".join(e.tag for e in entries)
+        raise Unknown(
+            f"{name_or_commit!r} names no single ledger build (builds: {tags}). A builds file "
+            "the ledger lacks is added by `make history BUILDS=FILE` (or `python "
+            "tools/ledger.py --builds FILE`)"
+        )
     return matches[0]
 
 
 def identity(entry: ledger_repo.Entry, results: Path) -> dict:
-    path = results / "builds" / f"{entry.commit}.json"
-    if not path.is_file():
+    """The install record of `entry` (any machine's: the build is the same everywhere)."""
+    records = sorted((results / "builds").glob(f"*/{entry.commit}.json"))
+    if not records:
         raise Unknown(
-            f"{entry.name} has not been installed on this machine yet (no {path}); "
-            f"run `make history ONLY={entry.name}` first"
+            f"{entry.tag} has not been installed on any machine yet (no "
+            f"{results}/builds/<machine>/{entry.commit}.json); run "
+            f"`make history ONLY={entry.name}` first"
         )
-    record = json.loads(path.read_text())
-    if not record.get("installed"):
-        raise Unknown(f"{entry.name} did not install: {record.get('error')}")
-    return record
+    loaded = [json.loads(path.read_text()) for path in records]
+    installed = [record for record in loaded if record.get("installed")]
+    if not installed:
+        raise Unknown(f"{entry.tag} did not install: {loaded[-1].get('error')}")
+    return installed[0]
 
 
 def describe(a: dict, b: dict) -> str:

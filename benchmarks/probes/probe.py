@@ -9,6 +9,9 @@ standalone check decide what that means for them.
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
+import os
 import statistics
 import subprocess
 import sys
@@ -19,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from .. import artifacts
+from .. import artifacts, attribution
 from ..compat import (
     Unsupported,
     build_key,
@@ -29,11 +32,12 @@ from ..compat import (
     vector_isa,
 )
 from ..contract import Case, Verdict, check
+from ..machine import cpu_identity, machine_name
 from ..scenario import BACKENDS, COST_BACKEND, Control, Scenario
 from . import instructions
 from .compiled import build, compile_and_capture
 from .generated_code import full_length_loops, static_scratch
-from .runtime import profile_warm_call, ratio_to_floor, warm_call_samples
+from .runtime import floor_figures, profile_warm_call, warm_call_samples
 
 
 def probe_scenario(
@@ -46,6 +50,7 @@ def probe_scenario(
     artifacts_root: Path | None = None,
     timing: tuple[int, int] | None = None,
     count_instructions: bool = True,
+    inductor_cache: Path | None = None,
 ) -> dict:
     """Probe every (control, backend, n) and return the record (JSON-ready, picklable).
 
@@ -57,19 +62,26 @@ def probe_scenario(
     (the standalone check; asv times with its own timer). `count_instructions`: count the
     instructions of each correct Inductor compile under callgrind (one valgrind process for
     all of them, about a minute and a half; needs the code kept under `artifacts_root`).
+    `inductor_cache`: the folder Inductor caches into, emptied first so that every verdict is
+    this run's compile (default: a temporary folder for the duration of the probe).
     """
     sizes = tuple(sizes or scenario.sizes)
     sizes = (scenario.gate_size,) + tuple(n for n in sizes if n != scenario.gate_size)
     chosen = [scenario.control(name) for name in controls] if controls else scenario.controls
     record = {
         "scenario": scenario.name,
+        "machine": machine_name(),
+        "cpu_id": cpu_identity()["cpu_id"],
         "build": build_key(),
-        "isa": _isa(),
+        "isa": isa(),
         **torch_identity(),
         "rows": [],
     }
     total = len(chosen) * len(sizes) * len(backends)
-    with tempfile.TemporaryDirectory(prefix="writeback-code-") as scratch_root:
+    with (
+        tempfile.TemporaryDirectory(prefix="writeback-code-") as scratch_root,
+        _fresh_cache(inductor_cache),
+    ):
         # callgrind loads the kept code; without a place to keep it, keep it for this run
         root = artifacts_root or (Path(scratch_root) if count_instructions else None)
         for control in chosen:
@@ -84,10 +96,29 @@ def probe_scenario(
                 row["code_dir"] = None
     if artifacts_root is not None:
         folder = artifacts.scenario_dir(
-            artifacts_root, record["build"], record["isa"], scenario.name
+            artifacts_root, record["machine"], record["build"], record["isa"], scenario.name
         )
-        artifacts.save_json(folder / "probe.json", record)
+        artifacts.save_record(folder / "probe.json", record)
     return record
+
+
+@contextlib.contextmanager
+def _fresh_cache(folder: Path | None):
+    """Inductor's cache is `folder`, emptied first; or a temporary one, restored afterwards."""
+    if folder is not None:
+        artifacts.fresh_inductor_cache(folder)
+        yield
+        return
+    previous = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="writeback-inductor-") as scratch:
+        artifacts.use_inductor_cache(Path(scratch))
+        try:
+            yield
+        finally:
+            if previous is None:
+                os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+            else:
+                os.environ["TORCHINDUCTOR_CACHE_DIR"] = previous
 
 
 def _count_instructions(rows: list[dict]) -> None:
@@ -131,6 +162,7 @@ def _probe_control(
     missing = missing_attributes(control.requires)
     unimportable = import_problem(control.requires_module)
     gate_failed = False
+    first_wrong = None
     for n in sizes:
         for backend in backends:
             row = _empty_row(control.name, backend, n)
@@ -150,7 +182,9 @@ def _probe_control(
             try:
                 if backend == COST_BACKEND:
                     cost = not gate_failed
-                    _probe_inductor(row, scenario, control, n, cost, root, timing)
+                    _probe_inductor(row, scenario, control, n, cost, root, timing, first_wrong)
+                    if first_wrong is None and row.get("attribution"):
+                        first_wrong = n
                 else:
                     _probe_plain(row, scenario, control, n, backend)
             except Unsupported as exc:
@@ -158,6 +192,7 @@ def _probe_control(
             except Exception as exc:  # a compile or runtime failure is a result, with its cause
                 row["error"] = _describe_error(exc)
             row["seconds"] = round(time.perf_counter() - started, 3)
+            row["measured_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         if n == scenario.gate_size and COST_BACKEND in backends:
             gate = next(r for r in rows if r["n"] == n and r["backend"] == COST_BACKEND)
             gate_failed = not _exact(gate)
@@ -172,16 +207,28 @@ def _probe_plain(row, scenario, control, n, backend) -> None:
     _set_verdict(row, verdict, case)
 
 
-def _probe_inductor(row, scenario, control, n, with_cost: bool, root, timing) -> None:
+def _probe_inductor(
+    row, scenario, control, n, with_cost: bool, root, timing, attribute_at=None
+) -> None:
+    """Compile, keep the code, check; attribute a wrong verdict (only at the control's first
+    wrong size: `attribute_at` names it once known); for a correct one, measure the cost."""
     compiled, wrappers = compile_and_capture(control.fn, scenario.case(control, n).inputs.values())
     if root is not None:
-        folder = artifacts.code_dir(root, build_key(), _isa(), scenario.name, control.name, n)
+        folder = artifacts.code_dir(
+            root, machine_name(), build_key(), isa(), scenario.name, control.name, n
+        )
         artifacts.save_code(folder, wrappers)
         row["code_dir"] = str(folder)
     with torch.no_grad():
         case = scenario.case(control, n)
         verdict = check(compiled, case)
     _set_verdict(row, verdict, case)
+    if not verdict.ok:
+        row["attribution"] = (
+            attribution.attribute_if_enabled(scenario, control, n)
+            if attribute_at is None
+            else attribution.empty_result(f"attributed at the first wrong size, {attribute_at}")
+        )
     if not (with_cost and verdict.ok and scenario.measure_cost):
         return
     row.update(profile_warm_call(compiled, list(scenario.case(control, n).inputs.values())))
@@ -191,7 +238,8 @@ def _probe_inductor(row, scenario, control, n, with_cost: bool, root, timing) ->
     else:
         row["scratch_static_note"] = "; ".join(s.reason for s in statics if s.reason)
     row["full_length_loops"] = sum(full_length_loops(wrapper, n) for wrapper in wrappers)
-    row.update(ratio_to_floor(compiled, _inputs_for_timing(scenario, control, n), n))
+    operands_of = scenario.floor_operands_of(control)
+    row.update(floor_figures(compiled, _inputs_for_timing(scenario, control, n), operands_of))
     if timing:
         warmup, samples = timing
         row["samples_s"] = warm_call_samples(
@@ -248,10 +296,14 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "samples_s": None,
         "time_over_floor": None,
         "floor_ratio_samples": None,
+        "floor_note": "",
+        "floor_defect": None,
         "instructions": None,
         "instructions_note": "",
         "code_dir": None,
+        "attribution": None,
         "seconds": None,
+        "measured_at": None,
     }
 
 
@@ -263,7 +315,7 @@ def _describe_error(exc: Exception) -> str:
     return f"{type(exc).__name__}: {head[:400]}{at}"
 
 
-def _isa() -> str:
+def isa() -> str:
     try:
         return vector_isa()
     except Unsupported:

@@ -21,9 +21,10 @@ import torch
 from .. import artifacts
 from ..compat import Unsupported, build_key, missing_attributes, torch_identity
 from ..contract import Case, Verdict, check
+from ..machine import machine_name
 from ..scenario import Control
 from .configs import CONFIGURATIONS, build_for
-from .probe import _describe_error, _isa, _set_verdict, row_verdict
+from .probe import _describe_error, _set_verdict, isa, row_verdict
 
 
 @dataclass(frozen=True)
@@ -45,23 +46,32 @@ def probe_variants(
     variants: tuple[Variant, ...],
     *,
     artifacts_root: Path | None = None,
+    inductor_cache: Callable[[str], Path] | None = None,
 ) -> dict:
     """Probe every (control, variant); return the record (JSON-ready, picklable).
 
     With `artifacts_root`, the record is saved as probe.json in the scenario's folder and
     AOTInductor packages are kept under it (`packages/`), to be loaded on later runs.
+    `inductor_cache(config)`: the Inductor cache folder of each configuration, emptied before
+    the first compile, so no verdict depends on what another configuration or run left there.
     """
     record = {
         "scenario": scenario,
+        "machine": machine_name(),
         "build": build_key(),
-        "isa": _isa(),
+        "isa": isa(),
         **torch_identity(),
         "eager_references": {},
         "rows": [],
     }
     folder = None
     if artifacts_root is not None:
-        folder = artifacts.scenario_dir(artifacts_root, record["build"], record["isa"], scenario)
+        folder = artifacts.scenario_dir(
+            artifacts_root, record["machine"], record["build"], record["isa"], scenario
+        )
+    if inductor_cache is not None:
+        for config in dict.fromkeys(v.config for v in variants):
+            artifacts.fresh_inductor_cache(inductor_cache(config))
     inputs = {v.input: v.make_case for v in variants}
     total = len(controls) * len(variants)
     for control in controls:
@@ -71,6 +81,8 @@ def probe_variants(
             for kind, verdict in references.items()
         }
         for variant in variants:
+            if inductor_cache is not None:
+                artifacts.use_inductor_cache(inductor_cache(variant.config))
             row = _probe_one(control, variant, references.get(variant.input), folder)
             record["rows"].append(row)
             _progress(scenario, row, len(record["rows"]), total)
@@ -86,8 +98,11 @@ def find_variant_row(record: dict, control: str, variant: str) -> dict:
     raise KeyError(f"{record['scenario']}: no probe row for {control}/{variant}")
 
 
-def usable_variant_row(record: dict, control: str, variant: str) -> dict:
-    """The probe row, or the skip (Unsupported) or failure asv should record instead."""
+def usable_variant_row(record: dict, control: str, variant: str, left_out: str = "") -> dict:
+    """The probe row, or the skip (Unsupported) or failure asv should record instead;
+    `left_out` says why a variant has no row (a knob chose the others)."""
+    if left_out and not any(r["variant"] == variant for r in record["rows"]):
+        raise Unsupported(f"{record['scenario']} ({variant}): not run, {left_out}")
     row = find_variant_row(record, control, variant)
     where = f"{record['scenario']}.{control} ({variant}) on torch {record['torch_version']}"
     if row["skipped"]:

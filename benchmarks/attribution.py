@@ -1,0 +1,372 @@
+"""Name the Inductor pass behind a wrong verdict: PyTorch's compiler bisector first, then ablation.
+
+`attribute(scenario, control, size)` returns one JSON-ready dict:
+
+    {"method": "compiler_bisector" | "ablation" | None, "backend", "subsystem",
+     "bisect_number", "pass", "note", "seconds"}
+
+1. `torch._inductor.compiler_bisector.CompilerBisector.do_bisect` where the build has it: it
+   recompiles the control with whole backends, then subsystems, then single applications
+   switched off, and names the first that makes the call exact.
+2. Where it names no subsystem (or the build has no bisector): ablation. The candidate passes
+   are read from the installed build: every module-level function, `PatternMatcherPass` and
+   custom-pass setting that Inductor's three graph pipelines (`pre_grad_passes`,
+   `joint_graph_passes`, `post_grad_passes`) refer to, kept when a compile of this control
+   actually calls it on a graph. Each is replaced by a no-op alone, the control recompiled and
+   the contract re-checked; every pass whose removal alone makes the call exact is named.
+3. Otherwise `method` and `pass` are None and `note` says why.
+
+Every compile here starts from a reset dynamo, with the FX graph and AOTAutograd caches off
+and a private Inductor cache directory, so no compile reuses one made with other passes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import os
+import shutil
+import sys
+import tempfile
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from unittest import mock
+
+import torch
+
+from .compat import fresh_inductor_cache
+from .contract import check
+from .probes.compiled import build
+from .scenario import Control, Scenario
+
+KNOB = "WRITEBACK_ATTRIBUTION"
+PIPELINES = (
+    ("pre_grad_passes", "torch._inductor.fx_passes.pre_grad", "pre_grad_passes"),
+    ("joint_graph_passes", "torch._inductor.fx_passes.joint_graph", "joint_graph_passes"),
+    ("post_grad_passes", "torch._inductor.fx_passes.post_grad", "post_grad_passes"),
+)
+"""(subsystem as the bisector names it, module, pipeline function) of Inductor's graph passes."""
+
+GRAPH_PASS_SUBSYSTEMS = {subsystem for subsystem, _, _ in PIPELINES}
+
+
+def empty_result(note: str) -> dict:
+    """A result that attributes nothing, with the reason."""
+    return {
+        "method": None,
+        "backend": None,
+        "subsystem": None,
+        "bisect_number": None,
+        "pass": None,
+        "note": note,
+        "seconds": None,
+    }
+
+
+def enabled() -> bool:
+    """False when `$WRITEBACK_ATTRIBUTION` is `0` (quick runs); on by default."""
+    return os.environ.get(KNOB, "1").strip() != "0"
+
+
+def attribute_if_enabled(scenario: Scenario, control: Control, size) -> dict:
+    """`attribute(...)`, or a result saying it was not run when the knob switches it off."""
+    if not enabled():
+        return empty_result(f"not run: {KNOB}=0")
+    return attribute(scenario, control, size)
+
+
+def attribute(scenario: Scenario, control: Control, size, *, bisector: bool = True) -> dict:
+    """Which part of Inductor makes `control` break the contract at `size` (see the module).
+
+    `bisector=False` goes straight to ablation (to test it alone)."""
+    started = time.perf_counter()
+    with _private_compiles():
+        result = _attribute(_contract_holds(scenario, control, size), bisector)
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    return result
+
+
+def _attribute(holds: Callable[[], bool], bisector: bool) -> dict:
+    if holds():
+        return empty_result("exact under Inductor in this process: nothing to attribute")
+    bisected, bisector_note = _bisect(holds) if bisector else (None, "bisector not asked")
+    if bisected is not None:
+        return bisected
+    return _ablate(holds, bisector_note)
+
+
+def _contract_holds(scenario: Scenario, control: Control, size) -> Callable[[], bool]:
+    def holds() -> bool:
+        compiled = build(control.fn, "inductor")  # the bisector may swap the backend
+        with torch.no_grad():
+            return check(compiled, scenario.case(control, size)).ok
+
+    return holds
+
+
+@contextlib.contextmanager
+def _private_compiles():
+    """A fresh Inductor cache directory, and no FX graph or AOTAutograd cache hits."""
+    from torch._inductor import config as inductor_config
+
+    functorch_config = importlib.import_module("torch._functorch.config")
+    no_graph_cache = {"fx_graph_cache": False} if hasattr(inductor_config, "fx_graph_cache") else {}
+    no_autograd_cache = (
+        functorch_config.patch(enable_autograd_cache=False)
+        if hasattr(functorch_config, "enable_autograd_cache")
+        else contextlib.nullcontext()
+    )
+    try:
+        with fresh_inductor_cache(), inductor_config.patch(no_graph_cache), no_autograd_cache:
+            yield
+    finally:
+        torch._dynamo.reset()
+
+
+# --- the compiler bisector -------------------------------------------------------------------
+
+
+def _bisect(holds: Callable[[], bool]) -> tuple[dict | None, str]:
+    """The bisector's attribution, or (None, why it gave none)."""
+    try:
+        from torch._inductor import compiler_bisector
+    except ImportError:
+        return None, f"torch {torch.__version__} has no compiler_bisector"
+    transcript = io.StringIO()
+    try:
+        with _bisector_state_restored(compiler_bisector), contextlib.redirect_stdout(transcript):
+            found = compiler_bisector.CompilerBisector.do_bisect(holds)
+    except Exception as exc:  # the bisector's own failure: say so, then ablate
+        return None, f"compiler bisector failed: {type(exc).__name__}: {str(exc)[:200]}"
+    if found is None:
+        return None, "compiler bisector: every backend kept the contract (not reproduced)"
+    if found.subsystem is None:
+        return None, f"compiler bisector: {_conclusion(transcript.getvalue())}"
+    return _bisector_result(found), ""
+
+
+def _conclusion(transcript: str) -> str:
+    """The bisector's last finding (it prints its progress, then its clean-up)."""
+    lines = [line.strip() for line in transcript.splitlines() if "issue is in" in line]
+    return lines[-1] if lines else "no conclusion printed"
+
+
+def _bisector_result(found) -> dict:
+    result = empty_result(f"compiler bisector debug info: {found.debug_info}")
+    graph_pass = found.subsystem in GRAPH_PASS_SUBSYSTEMS and found.debug_info
+    result.update(
+        method="compiler_bisector",
+        backend=found.backend,
+        subsystem=found.subsystem,
+        bisect_number=found.bisect_number,
+        **{"pass": _function_name(found.debug_info) if graph_pass else None},
+    )
+    return result
+
+
+def _function_name(pass_name: str) -> str:
+    """The bisector names a pass as Inductor's pipeline does; a custom pass by its setting
+    (`post_grad_custom_post_pass`): name the function held there instead."""
+    from torch._inductor import config as inductor_config
+
+    if _is_custom_pass_setting(inductor_config, pass_name):
+        return _callable_name(getattr(inductor_config, pass_name))
+    return pass_name
+
+
+def _callable_name(value) -> str:
+    if isinstance(value, list):
+        return "+".join(_callable_name(item) for item in value)
+    return getattr(value, "__name__", type(value).__name__)
+
+
+@contextlib.contextmanager
+def _bisector_state_restored(module):
+    """Run the bisector on a private state directory; put its class and module state back.
+
+    It keeps its progress in files under `in_process_cache` and in class attributes; it
+    deletes that directory when it finishes.
+    """
+    bisector = module.CompilerBisector
+    saved = {
+        "bisection_enabled": bisector.bisection_enabled,
+        "in_process_cache": bisector.in_process_cache,
+    }
+    backends = {name: list(subsystems) for name, subsystems in module.BACKENDS.items()}
+    bisector.in_process_cache = tempfile.mkdtemp(prefix="writeback-bisect-")
+    private = bisector.in_process_cache
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(bisector, name, value)
+        module.BACKENDS.clear()
+        module.BACKENDS.update(backends)
+        module.subsystem_call_counter.clear()
+        shutil.rmtree(private, ignore_errors=True)
+
+
+# --- ablation --------------------------------------------------------------------------------
+
+
+@dataclass
+class Candidate:
+    """One pass a pipeline refers to, and how to switch it off."""
+
+    subsystem: str
+    name: str
+    owner: object
+    attribute: str
+    kind: str  # "function", "pattern_pass" or "config"
+    returns: str = "none"  # what a no-op gives back: "none", "graph" (its argument) or "zero"
+
+    def disabled(self):
+        """A context in which this pass does nothing."""
+        if self.kind == "config":
+            return self.owner.patch({self.attribute: None})
+        return mock.patch.object(self.owner, self.attribute, _no_op(self.returns))
+
+
+def _ablate(holds: Callable[[], bool], bisector_note: str) -> dict:
+    candidates = ran_passes(holds)
+    named, broken = [], []
+    for candidate in candidates:
+        with candidate.disabled():
+            try:
+                exact = holds()
+            except Exception:  # some passes are required for lowering; removal is no answer
+                exact = False
+                broken.append(candidate.name)
+        if exact:
+            named.append(candidate)
+    tried = (
+        f"{bisector_note}; ablation: {len(candidates)} passes ran on this control's graphs, "
+        f"each disabled alone"
+        + (f" ({len(broken)} could not compile without: {', '.join(broken)})" if broken else "")
+    ).lstrip("; ")
+    if not named:
+        return empty_result(f"not attributed: {tried}; no single removal made the call exact")
+    result = empty_result(
+        f"{tried}; exact without: " + ", ".join(f"{c.subsystem}.{c.name}" for c in named)
+    )
+    result.update(
+        method="ablation",
+        backend="inductor",
+        subsystem=named[0].subsystem,
+        **{"pass": named[0].name},
+    )
+    return result
+
+
+def ran_passes(holds: Callable[[], bool]) -> list[Candidate]:
+    """The candidate passes a compile of this control calls on an FX graph, in pipeline order."""
+    discovered = discover_passes()
+    candidates = [c for c in discovered if c.kind != "config"]
+    calls: dict[int, tuple[str, set[str]]] = {}
+    with contextlib.ExitStack() as stack:
+        for index, candidate in enumerate(candidates):
+            original = getattr(candidate.owner, candidate.attribute)
+            recorder = _recorder(original, index, calls)
+            stack.enter_context(mock.patch.object(candidate.owner, candidate.attribute, recorder))
+        holds()
+    ran = []
+    for index, candidate in enumerate(candidates):
+        if index in calls:
+            candidate.returns, stages = calls[index]
+            candidate.subsystem = ",".join(s for _, s in sorted(_ordered(stages)))
+            ran.append(candidate)
+    return ran + [c for c in discovered if c.kind == "config"]
+
+
+def _ordered(stages: set[str]) -> list[tuple[int, str]]:
+    order = [subsystem for subsystem, _, _ in PIPELINES]
+    return [(order.index(s) if s in order else len(order), s) for s in stages]
+
+
+def discover_passes() -> list[Candidate]:
+    """Everything the installed build's graph pipelines refer to that could be a pass."""
+    from torch._inductor import config as inductor_config
+    from torch._inductor.pattern_matcher import PatternMatcherPass
+
+    found = []
+    for subsystem, module_name, function_name in PIPELINES:
+        module = importlib.import_module(module_name)
+        pipeline = getattr(module, function_name)
+        for name in dict.fromkeys(_referenced_names(pipeline.__code__)):
+            value = getattr(module, name, None)
+            if isinstance(value, types.FunctionType) and value is not pipeline:
+                if value.__module__.startswith("torch."):
+                    found.append(Candidate(subsystem, name, module, name, "function"))
+            elif isinstance(value, PatternMatcherPass):
+                found.append(Candidate(subsystem, name, value, "apply", "pattern_pass"))
+            elif isinstance(value, (list, tuple)):
+                found += [
+                    Candidate(subsystem, f"{name}[{i}]", item, "apply", "pattern_pass")
+                    for i, item in enumerate(value)
+                    if isinstance(item, PatternMatcherPass)
+                ]
+            elif _is_custom_pass_setting(inductor_config, name):
+                held = _callable_name(getattr(inductor_config, name))
+                found.append(Candidate(subsystem, held, inductor_config, name, "config"))
+    return found
+
+
+def _is_custom_pass_setting(inductor_config, name: str) -> bool:
+    """A config entry such as `post_grad_custom_post_pass` that holds a user's pass."""
+    value = getattr(inductor_config, name, None)
+    return "custom" in name and (callable(value) or bool(isinstance(value, list) and value))
+
+
+def _referenced_names(code: types.CodeType) -> list[str]:
+    """Global and attribute names `code` uses, with those of its lambdas and inner functions."""
+    names = list(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names += _referenced_names(const)
+    return names
+
+
+def _recorder(original, index: int, calls: dict[int, tuple[str, set[str]]]):
+    def record(*args, **kwargs):
+        result = original(*args, **kwargs)
+        if any(isinstance(arg, (torch.fx.Graph, torch.fx.GraphModule)) for arg in args):
+            _, stages = calls.setdefault(index, (_returns(result), set()))
+            stages.add(_calling_pipeline())
+        return result
+
+    return record
+
+
+def _calling_pipeline() -> str:
+    """The pipeline (subsystem name) on the call stack; a function one pipeline imports from
+    another module (as `joint_graph_passes` imports `remove_noop_ops`) is patched in both."""
+    codes = {
+        getattr(importlib.import_module(module), function).__code__: subsystem
+        for subsystem, module, function in PIPELINES
+    }
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code not in codes:
+        frame = frame.f_back
+    return codes[frame.f_code] if frame is not None else "outside the pipelines"
+
+
+def _returns(result) -> str:
+    if isinstance(result, (torch.fx.Graph, torch.fx.GraphModule)):
+        return "graph"
+    if isinstance(result, int) and not isinstance(result, bool):
+        return "zero"
+    return "none"
+
+
+def _no_op(returns: str):
+    def no_op(*args, **kwargs):
+        if returns == "zero":
+            return 0
+        if returns == "graph":
+            return next(a for a in args if isinstance(a, (torch.fx.Graph, torch.fx.GraphModule)))
+        return None
+
+    return no_op

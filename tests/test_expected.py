@@ -1,0 +1,80 @@
+"""Expected results gate in both directions (tools/expected.py), on the recorded history."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import builds  # noqa: E402
+import expected  # noqa: E402
+import ledger  # noqa: E402
+
+RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("expected")
+    ledger.build_ledger(builds.read(ROOT / "builds.txt"), tmp / "ledger")
+    args = ["--machine", "vm", "--results", str(RECORDED), "--ledger", str(tmp / "ledger")]
+    return tmp, args
+
+
+def _check(recorded, text, capsys):
+    tmp, args = recorded
+    path = tmp / "expected.csv"
+    path.write_text(text)
+    code = expected.main(["check", *args, "--file", str(path)])
+    return code, capsys.readouterr().out
+
+
+def _replacement(recorded, capsys):
+    tmp, args = recorded
+    code = expected.main(["check", *args, "--file", str(tmp / "absent.csv")])
+    out = capsys.readouterr().out
+    assert code == 1 and "no expectations" in out
+    return out.split("\n\n", 1)[1]
+
+
+def test_the_file_it_proposes_passes_and_gates_every_metric(recorded, capsys):
+    text = _replacement(recorded, capsys)
+    header = text.splitlines()[1].split(",")
+    assert {"metric", "expected", "margin"} <= set(header)
+    metrics = {line.split(",")[5] for line in text.splitlines()[2:]}
+    assert {"wrong_elements", "full_length_loops", "scratch_bytes", "instructions"} <= metrics
+    code, out = _check(recorded, text, capsys)
+    assert code == 0 and "within their margins" in out
+
+
+@pytest.mark.parametrize(
+    ("metric", "control", "change", "direction"),
+    [
+        ("full_length_loops", "explicit_copies", +1, "down"),
+        ("wrong_elements", "foreach_clones", -1, "up"),
+    ],
+)
+def test_a_row_that_moved_either_way_fails_naming_it(recorded, capsys, metric, control, change,
+                                                     direction):  # fmt: skip
+    text = _replacement(recorded, capsys)
+    lines = text.splitlines()
+    wanted = f"torch-2.15.0,snapshot_swap,{control},inductor,3,{metric},"
+    index = next(i for i, line in enumerate(lines) if line.startswith(wanted))
+    cells = lines[index].split(",")
+    cells[6] = str(int(cells[6]) + change)
+    lines[index] = ",".join(cells)
+    code, out = _check(recorded, "\n".join(lines) + "\n", capsys)
+    assert code == 1
+    assert f"torch-2.15.0/snapshot_swap/{control}/inductor/3/{metric}" in out
+    assert f"({direction})" in out and "replace" in out
+
+
+def test_compare_names_what_flipped_and_fails_on_a_new_fault(recorded, capsys):
+    _, args = recorded
+    assert expected.main(["compare", *args, "torch-2.14.1", "torch-2.15.0"]) == 0
+    out = capsys.readouterr().out
+    assert "fixed: snapshot_swap/explicit_copies/inductor/3" in out
+    assert expected.main(["compare", *args, "torch-2.15.0", "torch-2.14.1"]) == 1
+    assert "BROKEN: snapshot_swap/explicit_copies/inductor/3" in capsys.readouterr().out

@@ -1,0 +1,65 @@
+"""Machine identity: a name two CPUs cannot share, its hardware, other CPUs' results refused."""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import machine
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import asv_project  # noqa: E402
+
+XEON = "model name\t: Intel(R) Xeon(R) Processor\nflags\t\t: fpu sse sse2 avx avx2 avx512f fma\n"
+EPYC = "model name\t: AMD EPYC 7B13 64-Core Processor\nflags\t\t: fpu sse sse2 avx avx2 fma\n"
+
+
+@pytest.fixture(autouse=True)
+def _no_knobs(monkeypatch):
+    for knob in (machine.MACHINE_ENV, machine.ISA_ENV):
+        monkeypatch.delenv(knob, raising=False)
+
+
+def test_two_cpus_on_hosts_of_one_name_are_two_machines():
+    xeon, epyc = machine.cpu_identity(XEON), machine.cpu_identity(EPYC)
+    names = {machine.machine_name(xeon, host="vm"), machine.machine_name(epyc, host="vm")}
+    assert len(names) == 2 and all(name.startswith("vm-") for name in names)
+    assert xeon["native_isa"] == "avx512" and epyc["native_isa"] == "avx2"
+    assert machine.machine_name(epyc, host="vm").startswith("vm-amd-epyc-7b13-")
+
+
+def test_a_forced_isa_is_a_machine_of_its_own(monkeypatch):
+    xeon = machine.cpu_identity(XEON)
+    native = machine.machine_name(xeon, host="vm")
+    monkeypatch.setenv(machine.ISA_ENV, "avx2")
+    assert machine.machine_name(xeon, host="vm") == f"{native}-avx2"
+    monkeypatch.setenv(machine.MACHINE_ENV, "lab")
+    assert machine.machine_name(xeon, host="vm") == "lab-avx2"
+    assert machine.machine_info(xeon)["isa"] == "avx2"
+
+
+def test_results_of_another_cpu_are_refused(tmp_path, monkeypatch):
+    here = machine.cpu_identity()
+    folder = tmp_path / "vm"
+    folder.mkdir()
+    (folder / "abcd1234-virtualenv-py3.11.json").write_text("{}")
+    (folder / "machine.json").write_text(json.dumps({"machine": "vm", "cpu": "AMD EPYC"}))
+    assert "records no cpu id" in asv_project.identity_problem(tmp_path, "vm")
+    other = {**machine.machine_info(), "cpu_id": "000000", "cpu": "AMD EPYC 7B13"}
+    (folder / "machine.json").write_text(json.dumps(other))
+    problem = asv_project.identity_problem(tmp_path, "vm")
+    assert (
+        "AMD EPYC 7B13" in problem and here["cpu_id"] in problem and "WRITEBACK_MACHINE" in problem
+    )
+    (folder / "machine.json").write_text(json.dumps(machine.machine_info()))
+    assert asv_project.identity_problem(tmp_path, "vm") is None
+
+
+def test_the_machine_file_lives_in_the_project_and_records_the_hardware(tmp_path):
+    info = asv_project.register("lab", root=tmp_path)
+    saved = json.loads((tmp_path / ".asv" / "asv-machine.json").read_text())
+    assert saved["lab"] == info and saved["version"] == 1
+    assert info["cpu_id"] and info["arch"] and info["num_cpu"] and info["ram"] != "0"

@@ -1,0 +1,144 @@
+"""asv, with this project's machine identity: use it wherever you would type `asv`.
+
+    .venv/bin/python tools/asv_project.py run|find|publish|preview|... [asv's arguments]
+
+What it adds to asv (everything else is asv's own command line):
+- asv's machine file lives in the project (`.asv/asv-machine.json`), not in `~`;
+- the machine is named after this host's CPU and vector ISA (`benchmarks/machine.py`), not the
+  host name alone, unless `--machine` or `WRITEBACK_MACHINE` names it; its entry records the
+  hardware (asv's fields plus the CPU id, vector flags and ISA), so every `machine.json` in
+  results/ says what it was measured on;
+- before `run`, `find` or `continuous`, results already filed under that machine name must have
+  been measured on this CPU: otherwise it stops and says so (results of another CPU are never
+  taken as this machine's);
+- `WRITEBACK_MACHINE` is exported to what asv runs, so the records kept beside asv's results
+  are filed under the same machine as asv's own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import machine as host  # noqa: E402  (standard library only)
+
+MACHINE_FILE = ROOT / ".asv" / "asv-machine.json"
+MEASURING = ("run", "find", "continuous", "profile")
+
+
+class WrongMachine(RuntimeError):
+    """Results filed under this machine's name were measured on another CPU."""
+
+
+def machine_file(root: Path = ROOT) -> Path:
+    return root / ".asv" / "asv-machine.json"
+
+
+def register(name: str, root: Path = ROOT) -> dict:
+    """Write (or refresh) this host's entry `name` in the project's asv machine file."""
+    info = {**host.machine_info(), "machine": name}
+    path = machine_file(root)
+    known = json.loads(path.read_text()) if path.is_file() else {"version": 1}
+    known[name] = info
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(known, indent=4, sort_keys=True) + "\n")
+    return info
+
+
+def identity_problem(results_dir: Path, name: str) -> str | None:
+    """Why results/<name>/ cannot be this host's results, or None (no results yet, or ours)."""
+    recorded = results_dir / name / "machine.json"
+    if not recorded.is_file():
+        return None
+    if not any(p.name != "machine.json" for p in (results_dir / name).glob("*.json")):
+        return None
+    why = host.mismatch(json.loads(recorded.read_text()))
+    if why is None:
+        return None
+    return (
+        f"results/{name}/ holds results that are not this machine's: {why}. Measuring here "
+        f"would mix two CPUs under one name. Name this machine differently "
+        f"(WRITEBACK_MACHINE=... make history), or move results/{name}/ away if it is yours."
+    )
+
+
+def prepare(name: str | None, results_dir: Path, root: Path = ROOT, measuring: bool = True) -> str:
+    """Name, register and check the machine; export it for asv's children. Returns the name."""
+    name = name or host.machine_name()
+    if measuring and (problem := identity_problem(results_dir, name)):
+        raise WrongMachine(problem)
+    register(name, root)
+    os.environ[host.MACHINE_ENV] = name
+    return name
+
+
+def results_dir(argv: list[str]) -> Path:
+    """The results folder of the asv configuration the arguments name (`--config`)."""
+    config = _option(argv, "--config")
+    path = Path(config).resolve() if config else ROOT / "asv.conf.json"
+    conf = json.loads(path.read_text())
+    return path.parent / conf.get("results_dir", "results")
+
+
+def _option(argv: list[str], option: str) -> str | None:
+    for index, arg in enumerate(argv):
+        if arg == option and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith(f"{option}="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _command(argv: list[str]) -> str:
+    """asv's subcommand in `argv` (`--config PATH` may come before it)."""
+    skip_next = False
+    for arg in argv:
+        if skip_next:
+            skip_next = False
+        elif arg == "--config":
+            skip_next = True
+        elif not arg.startswith("-"):
+            return arg
+    return ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = _command(argv)
+    if command == "machine":
+        print("writeback: the machine is registered by this wrapper itself "
+              f"({MACHINE_FILE.relative_to(ROOT)}); nothing to do.")  # fmt: skip
+        return 0
+    named = _option(argv, "--machine")
+    try:
+        name = prepare(named, results_dir(argv), measuring=command in MEASURING)
+    except WrongMachine as exc:
+        print(f"writeback: {exc}", file=sys.stderr)
+        return 2
+    if command in MEASURING and named is None:
+        argv[argv.index(command) + 1 : argv.index(command) + 1] = ["--machine", name]
+    return run_asv(argv)
+
+
+def run_asv(argv: list[str], root: Path = ROOT) -> int:
+    """asv's own main, with the machine file in the project."""
+    from asv import main as asv_main
+    from asv.machine import MachineCollection
+
+    MachineCollection.get_machine_file_path = staticmethod(lambda: str(machine_file(root)))
+    sys.argv = ["asv", *argv]
+    try:
+        asv_main.main()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,269 @@
+"""Expected results: numbers that gate, in both directions.
+
+    python tools/expected.py check [--machine NAME] [--file expected/<isa>.csv]   (make expected)
+    python tools/expected.py compare BASE HEAD [--machine NAME]                     (make compare)
+
+`expected/<isa>.csv` (one file per machine class: the vector ISA shapes the code) holds one
+row per (build, scenario, control or pattern, backend, size, metric) with the value expected
+and the margin a new measurement may move by, as PyTorch's
+benchmarks/dynamo/pr_time_benchmarks/expected_results.csv does. `check` compares the latest
+results of this machine with it and prints every row that moved, in either direction (an
+improvement nobody acknowledged is as suspicious as a regression), with old, new and margin;
+it exits 1 when any moved, and prints the replacement file to paste.
+
+Rounding and margins (the rules the replacement file follows):
+- wrong elements, moved storages, full-length loops, scratch bytes, entrypoint calls: exact
+  integers, margin 0 - any change is a real change;
+- instructions: rounded to the integer, margin 3 x the measured noise, at least 0.3% (three
+  times the repeatability goal of 0.1%), and never below the spread `tools/stability.py`
+  recorded for that control;
+- time over floor: rounded to 3 decimals, margin 3 x the interquartile half-range of its
+  per-round ratios (the probe's `floor_ratio_iqr`), at least 0.05 (5%), and never below the
+  max/min spread of five runs that `tools/stability.py` recorded.
+Timing (`time_warm_call`) is not gated: it drifts by tens of percent on shared machines.
+A row missing from the file, or a file row with no measurement, counts as moved.
+
+`compare` prints, for two builds of the ledger measured on this machine, every verdict that
+flipped (fixed / broken) and every cost figure that moved beyond its margin; it exits 1 when
+a verdict is newly wrong in HEAD.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+
+import ledger as ledger_repo  # noqa: E402
+import report  # noqa: E402
+
+from benchmarks.machine import machine_name  # noqa: E402  (standard library only)
+
+ROOT = Path(__file__).resolve().parents[1]
+COLUMNS = ("build", "scenario", "control", "backend", "size", "metric", "expected", "margin")
+EXACT = {
+    "Correctness.track_wrong_elements": "wrong_elements",
+    "Correctness.track_moved_storages": "moved_storages",
+    "Cost.track_scratch_bytes": "scratch_bytes",
+    "Cost.track_full_length_loops": "full_length_loops",
+    "Cost.track_entrypoint_calls": "entrypoint_calls",
+}
+NOISY = {"Cost.track_instructions": "instructions", "Cost.track_time_over_floor": "time_over_floor"}
+MIN_RELATIVE = {"instructions": 0.003, "time_over_floor": 0.05}
+
+
+@dataclass(frozen=True)
+class Row:
+    build: str
+    scenario: str
+    control: str
+    backend: str
+    size: str
+    metric: str
+    expected: float
+    margin: float
+
+    @property
+    def key(self) -> tuple:
+        return (self.build, self.scenario, self.control, self.backend, self.size, self.metric)
+
+
+def measured_rows(builds: list[report.BuildResult]) -> list[Row]:
+    """Every gated number of these builds (one machine), rounded, with its margin."""
+    rows = []
+    for build in builds:
+        stability = _stability(build)
+        for key, combos in sorted(build.values.items()):
+            scenario, _, bench = key.partition(".")
+            metric = EXACT.get(bench) or NOISY.get(bench)
+            if metric is None:
+                continue
+            for combo, value in combos.items():
+                if not report._number(value):
+                    continue
+                control, backend, size = _coordinates(combo, bench)
+                row = build.probe.get((scenario, control, backend, _literal(size)), {})
+                expected, margin = _rounded(metric, value, row, stability.get(control, {}))
+                rows.append(Row(build.tag, scenario, control, backend, size, metric, expected,
+                                margin))  # fmt: skip
+    return rows
+
+
+def _coordinates(combo: tuple, bench: str) -> tuple[str, str, str]:
+    if bench.startswith("Cost.") and len(combo) == 2:
+        return str(combo[0]), "inductor", str(combo[1])
+    if len(combo) == 3:
+        return str(combo[0]), str(combo[1]), str(combo[2])
+    return str(combo[0]) if combo else "", "", ",".join(map(str, combo[1:]))
+
+
+def _literal(size: str):
+    return int(size) if size.isdigit() else size
+
+
+def _rounded(metric: str, value: float, row: dict, stability: dict) -> tuple[float, float]:
+    if metric not in MIN_RELATIVE:
+        return int(value), 0
+    if metric == "instructions":
+        spread = stability.get("instructions_spread") or 0.0
+        relative = max(MIN_RELATIVE[metric], spread)
+        return int(round(value)), math.ceil(value * relative)
+    low, high = row.get("floor_ratio_iqr") or (value, value)
+    spread = (stability.get("time_over_floor_max_over_min") or 1.0) - 1.0
+    margin = max(3 * (high - low) / 2, value * MIN_RELATIVE[metric], value * spread)
+    return round(value, 3), round(margin, 3)
+
+
+def _stability(build: report.BuildResult) -> dict:
+    """tools/stability.py's figures per control for this build and machine, if it ran."""
+    if not build.results_dir or "torch_version" not in build.identity:
+        return {}
+    key = f"torch-{build.identity['torch_version']}-{build.identity['torch_git_version'][:8]}"
+    path = build.results_dir / "stability" / build.machine / f"{key}.json"
+    return json.loads(path.read_text()).get("controls", {}) if path.is_file() else {}
+
+
+def read(path: Path) -> list[Row]:
+    with path.open(newline="") as handle:
+        reader = csv.DictReader(line for line in handle if not line.startswith("#"))
+        missing = set(COLUMNS) - set(reader.fieldnames or [])
+        if missing:
+            raise ValueError(f"{path}: the header lacks {', '.join(sorted(missing))}")
+        return [Row(**{**r, "expected": float(r["expected"]), "margin": float(r["margin"])})
+                for r in reader]  # fmt: skip
+
+
+def render(rows: list[Row]) -> str:
+    out = io.StringIO()
+    out.write("# writeback expected results: tools/expected.py (rounding and margins there)\n")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in sorted(rows, key=lambda r: r.key):
+        writer.writerow([*row.key[:6], _number(row.expected), _number(row.margin)])
+    return out.getvalue()
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def moved(expected: list[Row], measured: list[Row]) -> list[str]:
+    """One line per row that moved beyond its margin, either way, or is on one side only."""
+    now = {row.key: row for row in measured}
+    lines = []
+    for old in expected:
+        new = now.pop(old.key, None)
+        where = "/".join(old.key)
+        if new is None:
+            lines.append(f"{where}: expected {_number(old.expected)}, not measured")
+        elif abs(new.expected - old.expected) > old.margin:
+            direction = "up" if new.expected > old.expected else "down"
+            lines.append(f"{where}: expected {_number(old.expected)} +- {_number(old.margin)}, "
+                         f"measured {_number(new.expected)} ({direction})")  # fmt: skip
+    for new in now.values():
+        lines.append(f"{'/'.join(new.key)}: measured {_number(new.expected)}, not expected")
+    return lines
+
+
+def check(args) -> int:
+    builds = report.load(args.results, args.ledger, args.machine)
+    if not builds:
+        print(f"writeback: no results of machine {args.machine} in {args.results}: run "
+              "`make history` first", file=sys.stderr)  # fmt: skip
+        return 2
+    isa = _isa(args.results, args.machine)
+    path = args.file or ROOT / "expected" / f"{isa}.csv"
+    measured = measured_rows(builds)
+    if not path.is_file():
+        print(f"writeback: no expectations for {isa} machines yet ({path}). To start them, "
+              f"paste this into {path}:\n")  # fmt: skip
+        print(render(measured), end="")
+        return 1
+    lines = moved(read(path), measured)
+    if not lines:
+        print(f"expected: all {len(measured)} rows of {path.name} within their margins "
+              f"({args.machine})")  # fmt: skip
+        return 0
+    print(f"expected: {len(lines)} row(s) moved ({args.machine} against {path}):")
+    print("\n".join(f"  {line}" for line in lines))
+    print(f"\nIf every move is understood, replace {path} with:\n")
+    print(render(measured), end="")
+    return 1
+
+
+def compare(args) -> int:
+    builds = {b.tag: b for b in report.load(args.results, args.ledger, args.machine)}
+    missing = [name for name in (args.base, args.head) if name not in builds]
+    if missing:
+        print(f"writeback: no results of {', '.join(missing)} on {args.machine} (measured: "
+              f"{', '.join(builds) or 'none'}); run `make history ONLY=...` first",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    base, head = builds[args.base], builds[args.head]
+    broken, lines = 0, []
+    old = {r.key[1:]: r for r in measured_rows([base])}
+    for row in measured_rows([head]):
+        before = old.get(row.key[1:])
+        where = "/".join(row.key[1:5])
+        if before is None:
+            continue
+        if row.metric == "wrong_elements" and (before.expected == 0) != (row.expected == 0):
+            if row.expected:
+                broken += 1
+            state = "BROKEN" if row.expected else "fixed"
+            attribution = _attribution(head if row.expected else base, row)
+            lines.append(f"{state}: {where} ({_number(before.expected)} -> "
+                         f"{_number(row.expected)} wrong elements){attribution}")  # fmt: skip
+        elif row.metric not in ("wrong_elements", "moved_storages") and (
+            abs(row.expected - before.expected) > max(before.margin, row.margin)
+        ):
+            lines.append(f"moved: {where} {row.metric} {_number(before.expected)} -> "
+                         f"{_number(row.expected)} (margin {_number(before.margin)})")  # fmt: skip
+    print(f"{args.base} -> {args.head} on {args.machine}:")
+    print("\n".join(f"  {line}" for line in lines) or "  nothing flipped or moved")
+    return 1 if broken else 0
+
+
+def _attribution(build: report.BuildResult, row: Row) -> str:
+    probe = build.probe.get((row.scenario, row.control, row.backend, _literal(row.size)), {})
+    found = probe.get("attribution") or {}
+    return f" [pass: {found['pass']}]" if found.get("pass") else ""
+
+
+def _isa(results: Path, machine: str) -> str:
+    path = results / machine / "machine.json"
+    recorded = json.loads(path.read_text()) if path.is_file() else {}
+    return recorded.get("isa") or "unknown-isa"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("check", "compare"):
+        command = sub.add_parser(name)
+        command.add_argument("--machine", default=machine_name())
+        command.add_argument("--results", type=Path, default=ROOT / "results")
+        command.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)
+        if name == "check":
+            command.add_argument("--file", type=Path, help="default: expected/<isa>.csv")
+        else:
+            command.add_argument("base")
+            command.add_argument("head")
+    args = parser.parse_args(argv)
+    try:
+        return check(args) if args.command == "check" else compare(args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"writeback: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
