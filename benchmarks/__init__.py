@@ -5,6 +5,7 @@ The data path, one file (or folder) per step:
     snapshot_swap.py   a scenario: its inputs, its controls, what each call must leave behind
     aliasing.py        the upstream aliasing catalogue, one entry per reported pattern
     tensordict_swap.py the swaps a real client (TensorDict) users write
+    snapshot_swap_configs.py  the swap under every way users compile, and on other inputs
     scenario.py        what every scenario module provides (Scenario, Control)
     contract.py        the snapshot contract: values and storage checked after one call
     attribution.py     a wrong verdict -> the Inductor pass behind it (bisector, then ablation)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import aliasing, snapshot_swap
+from benchmarks import aliasing, snapshot_swap, snapshot_swap_configs
 from benchmarks.corpus import run as corpus_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,11 +35,15 @@ UNITS = {
     "aliasing.Correctness.track_moved_storages": "tensors",
     "corpus.Correctness.track_wrong_programs": "programs",
     "corpus.Correctness.track_wrong_families": "families",
+    "snapshot_swap_configs.Correctness.track_wrong_elements": "elements",
+    "snapshot_swap_configs.Correctness.track_moved_storages": "tensors",
     **{
         name.replace("snapshot_swap.", "tensordict_swap."): unit
         for name, unit in list(UNITS_SWAP.items())
     },
 }
+
+QUICK_VARIANTS = ("inductor-fp32", "inductor-int64", "export-fp32")
 
 pytestmark = pytest.mark.slow
 
@@ -49,6 +53,7 @@ def _asv(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
         **os.environ,
         "HOME": str(tmp_path),  # asv keeps its machine file in ~/.asv-machine.json
         "WRITEBACK_SIZES": "3",
+        "WRITEBACK_VARIANTS": ",".join(QUICK_VARIANTS),  # no AOTInductor packages (minutes)
         "WRITEBACK_MACHINE": "writeback-test",
         "WRITEBACK_CACHE": str(tmp_path / "inductor-cache"),
         "WRITEBACK_ARTIFACTS": str(tmp_path / "results" / "generated"),
@@ -131,6 +136,13 @@ def test_correctness_is_a_number_for_every_combination(asv_results):
     assert all(
         v == 0 for (control, backend, n), v in wrong.items() if backend == "eager" and n == 3
     )
+    variants = _values(result, "snapshot_swap_configs.Correctness.track_wrong_elements")
+    assert len(variants) == len(snapshot_swap.SWAP.controls) * len(snapshot_swap_configs.VARIANTS)
+    for (control, variant), value in variants.items():
+        if variant in QUICK_VARIANTS:
+            assert isinstance(value, int), (control, variant, value)
+        else:
+            assert math.isnan(value), (control, variant, value)
 
 
 def test_every_corpus_is_a_skip_that_names_the_knob_when_none_is_chosen(asv_results):

@@ -1,6 +1,7 @@
 """Check the snapshot swap on the installed torch, without asv, and print the write-up's tables.
 
-    python tools/check_snapshot_swap.py [--scenario snapshot_swap|aliasing|tensordict_swap|all]
+    python tools/check_snapshot_swap.py [--scenario snapshot_swap|aliasing|tensordict_swap|
+                                                   snapshot_swap_configs|all]
                                         [--sizes 3,1048576] [--output DIR] [--json FILE]
                                         [--expect-torch 2.15.0] [--warmup 2] [--samples 20]
     python tools/check_snapshot_swap.py --scenario corpus [--corpus seed0-50] [--json FILE]
@@ -8,7 +9,9 @@
 Runs the same controls, contract and probes as the asv suite. A control that is wrong under
 Inductor at the smallest size is stopped there, before any larger compilation or timing.
 Prints two Markdown tables (values and writes per control, backend and N; cost per correct
-control) and the ratios between the correct controls' median warm calls.
+control) and the ratios between the correct controls' median warm calls. For
+`snapshot_swap_configs`, one table: control x (configuration, input) variant; its JSON rows
+carry `variant`, `config` and `input` instead of `backend`.
 
 `--scenario corpus` runs a generated corpus instead (`benchmarks/corpus/`, not part of `all`):
 one JSON row per (program, backend) with `program`, `backend`, `wrong_elements`,
@@ -17,9 +20,9 @@ each family with its count, its shrunk repro and the catalogue entry it matches 
 
 Exit status: 0 when the check ran (wrong compiled controls are findings, shown in the
 tables); 1 when an eager reference broke the contract (the reference itself is wrong, so no
-verdict can be trusted) or a correct control measured below the physical floor (the floor is
-not the least work, so no time over floor can be trusted); 2 for bad usage or a torch other
-than --expect-torch.
+verdict can be trusted; for `snapshot_swap_configs`, an eager call on one of its inputs) or
+a correct control measured below the physical floor (the floor is not the least work, so no
+time over floor can be trusted); 2 for bad usage or a torch other than --expect-torch.
 """
 
 from __future__ import annotations
@@ -32,13 +35,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import aliasing, snapshot_swap, tensordict_swap  # noqa: E402  (threads first)
+from benchmarks import (  # noqa: E402  (threads first)
+    aliasing,
+    snapshot_swap,
+    snapshot_swap_configs,
+    tensordict_swap,
+)
 from benchmarks.compat import set_single_thread, torch_identity  # noqa: E402
 from benchmarks.corpus import run as corpus_run  # noqa: E402
 from benchmarks.probes.probe import probe_scenario  # noqa: E402
 from benchmarks.scenario import COST_BACKEND  # noqa: E402
 
 MIB = 1024 * 1024
+CONFIGS = snapshot_swap_configs.SCENARIO
 SCENARIOS = {
     s.name: s for s in (snapshot_swap.SWAP, aliasing.CATALOGUE, tensordict_swap.TENSORDICT)
 }
@@ -58,30 +67,21 @@ def main(argv: list[str] | None = None) -> int:
     set_single_thread()
     if args.scenario == "corpus":
         return check_corpus(args.corpus, args.json)
-    rows = []
-    for scenario in SCENARIOS.values() if args.scenario == "all" else [SCENARIOS[args.scenario]]:
-        chosen = args.sizes if scenario is snapshot_swap.SWAP else scenario.sizes
-        sizes = tuple(dict.fromkeys((scenario.gate_size, *chosen)))
-        record = probe_scenario(
-            scenario,
-            sizes=sizes,
-            measure_gated=not scenario.measure_cost,  # a catalogue asks every size for a verdict
-            artifacts_root=args.output,
-            timing=(args.warmup, args.samples),
-            count_instructions=not args.no_instructions and scenario.measure_cost,
-        )
-        scenario_rows = json_rows(record)
+    rows, broken_references = [], []
+    names = [*SCENARIOS, CONFIGS] if args.scenario == "all" else [args.scenario]
+    for name in names:
+        check = check_variants if name == CONFIGS else check_scenario
+        scenario_rows, broken, text = check(name, args)
         rows += scenario_rows
-        print(render(record, scenario_rows, sizes), end="\n\n")
+        broken_references += broken
+        print(text, end="\n\n")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
         print(f"rows written to {args.json}", file=sys.stderr)
-    broken_references = [r for r in rows if r["backend"] == "eager" and _wrong(r)]
-    for row in broken_references:
+    for name, where, verdict in broken_references:
         print(
-            f"error: the eager reference {row['scenario']}.{row['control']} at n={row['n']} "
-            f"broke the contract: {_cell(row)}",
+            f"error: the eager reference {name} at {where} broke the contract: {verdict}",
             file=sys.stderr,
         )
     floor_defects = [r for r in rows if r.get("floor_defect")]
@@ -136,6 +136,41 @@ def corpus_report(record: dict) -> str:
     return "\n".join(lines)
 
 
+def check_scenario(name: str, args) -> tuple[list[dict], list[tuple], str]:
+    """A scenario's JSON rows, its broken eager references, and its tables."""
+    scenario = SCENARIOS[name]
+    chosen = args.sizes if scenario is snapshot_swap.SWAP else scenario.sizes
+    sizes = tuple(dict.fromkeys((scenario.gate_size, *chosen)))
+    record = probe_scenario(
+        scenario,
+        sizes=sizes,
+        measure_gated=not scenario.measure_cost,  # a catalogue asks every size for a verdict
+        artifacts_root=args.output,
+        timing=(args.warmup, args.samples),
+        count_instructions=not args.no_instructions and scenario.measure_cost,
+    )
+    rows = json_rows(record)
+    broken = [
+        (f"{name}.{r['control']}", f"n={r['n']}", _cell(r))
+        for r in rows
+        if r["backend"] == "eager" and _wrong(r)
+    ]
+    return rows, broken, render(record, rows, sizes)
+
+
+def check_variants(name: str, args) -> tuple[list[dict], list[tuple], str]:
+    """The same for the (configuration, input) variants of the swap."""
+    record = snapshot_swap_configs.probe(root=args.output)
+    rows = variant_json_rows(record)
+    broken = [
+        (f"{name}.{control}", f"{kind} inputs", reference["verdict"])
+        for control, references in record["eager_references"].items()
+        for kind, reference in references.items()
+        if not reference["ok"]
+    ]
+    return rows, broken, render_variants(record, rows)
+
+
 def json_rows(record: dict) -> list[dict]:
     """One row per (control, backend, n) with the documented keys (null: not measured)."""
     keys = (
@@ -158,6 +193,37 @@ def json_rows(record: dict) -> list[dict]:
             )
         rows.append(out)
     return rows
+
+
+def variant_json_rows(record: dict) -> list[dict]:
+    """One row per (control, variant), with its `config` and `input` (null: not measured)."""
+    keys = (
+        "control", "variant", "config", "input", "n", "wrong_elements", "storages_moved",
+        "skipped", "error", "package", "package_reused", "seconds",
+    )  # fmt: skip
+    ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
+    return [
+        {"scenario": record["scenario"], **ident, **{k: row[k] for k in keys}}
+        for row in record["rows"]
+    ]
+
+
+def render_variants(record: dict, rows: list[dict]) -> str:
+    """The control x variant table: each cell the contract's verdict, a skip or an error."""
+    head = (
+        f"{record['scenario']}: torch {record['torch_version']} (commit "
+        f"{record['torch_git_version']}), vector ISA {record['isa']}, one thread"
+    )
+    variants = list(dict.fromkeys(r["variant"] for r in rows))
+    lines = ["| control | " + " | ".join(variants) + " |", "|---|" + "---|" * len(variants)]
+    for control in dict.fromkeys(r["control"] for r in rows):
+        cells = [_cell(_find_variant(rows, control, variant)) for variant in variants]
+        lines.append(f"| {control} | " + " | ".join(cells) + " |")
+    return f"{head}\n\nActual values and actual writes, per variant\n\n" + "\n".join(lines)
+
+
+def _find_variant(rows, control, variant):
+    return next((r for r in rows if (r["control"], r["variant"]) == (control, variant)), None)
 
 
 def render(record: dict, rows: list[dict], sizes: tuple[int, ...]) -> str:
@@ -227,7 +293,7 @@ def _cell(row: dict | None) -> str:
     if row["error"]:
         return f"error: {row['error']}"
     if row["wrong_elements"] is None:
-        return "stopped at the small correctness gate" if row["gated"] else "not measured"
+        return "stopped at the small correctness gate" if row.get("gated") else "not measured"
     if not _wrong(row):
         return "all exact; storage preserved"
     wrong = [f"{k} {v}" for k, v in row["wrong_elements"].items() if k != "total" and v]
@@ -293,7 +359,7 @@ def _parse(argv):
                         help="comma-separated element counts (default: 3,1048576); the "
                         "gate size 3 always runs first")  # fmt: skip
     parser.add_argument("--scenario", default="snapshot_swap",
-                        choices=[*SCENARIOS, "all", "corpus"],
+                        choices=[*SCENARIOS, CONFIGS, "all", "corpus"],
                         help="which scenario to check (default snapshot_swap; `all` is every "
                         "scenario but the corpus)")  # fmt: skip
     parser.add_argument("--corpus", default=corpus_run.DEFAULT, choices=list(corpus_run.CORPORA),

@@ -1,0 +1,188 @@
+"""Probe controls under (configuration, input) variants: one row per (control, variant).
+
+A variant pairs a way of compiling (`configs.py`) with a kind of input (a case builder). Each
+row holds the contract's verdict for one warm call, a skip with the reason where the build
+lacks the configuration or an API the control needs, or the error a compile crashed with.
+Before anything is compiled, every control runs eagerly on every kind of input: an eager call
+that breaks the contract means the inputs or their expectations are wrong, and every row on
+those inputs says so as an error (no verdict can be trusted there).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .. import artifacts
+from ..compat import Unsupported, build_key, missing_attributes, torch_identity
+from ..contract import Case, Verdict, check
+from ..machine import machine_name
+from ..scenario import Control
+from .configs import CONFIGURATIONS, build_for
+from .probe import _describe_error, _set_verdict, isa, row_verdict
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A configuration (a key of `configs.CONFIGURATIONS`) and an input kind with its cases."""
+
+    config: str
+    input: str
+    make_case: Callable[[], Case]
+
+    @property
+    def name(self) -> str:
+        return f"{self.config}-{self.input}"
+
+
+def probe_variants(
+    scenario: str,
+    controls: tuple[Control, ...],
+    variants: tuple[Variant, ...],
+    *,
+    artifacts_root: Path | None = None,
+    inductor_cache: Callable[[str], Path] | None = None,
+) -> dict:
+    """Probe every (control, variant); return the record (JSON-ready, picklable).
+
+    With `artifacts_root`, the record is saved as probe.json in the scenario's folder and
+    AOTInductor packages are kept under it (`packages/`), to be loaded on later runs.
+    `inductor_cache(config)`: the Inductor cache folder of each configuration, emptied before
+    the first compile, so no verdict depends on what another configuration or run left there.
+    """
+    record = {
+        "scenario": scenario,
+        "machine": machine_name(),
+        "build": build_key(),
+        "isa": isa(),
+        **torch_identity(),
+        "eager_references": {},
+        "rows": [],
+    }
+    folder = None
+    if artifacts_root is not None:
+        folder = artifacts.scenario_dir(
+            artifacts_root, record["machine"], record["build"], record["isa"], scenario
+        )
+    if inductor_cache is not None:
+        for config in dict.fromkeys(v.config for v in variants):
+            artifacts.fresh_inductor_cache(inductor_cache(config))
+    inputs = {v.input: v.make_case for v in variants}
+    total = len(controls) * len(variants)
+    for control in controls:
+        references = _eager_verdicts(control, inputs)
+        record["eager_references"][control.name] = {
+            kind: {"ok": verdict.ok, "verdict": verdict.describe()}
+            for kind, verdict in references.items()
+        }
+        for variant in variants:
+            if inductor_cache is not None:
+                artifacts.use_inductor_cache(inductor_cache(variant.config))
+            row = _probe_one(control, variant, references.get(variant.input), folder)
+            record["rows"].append(row)
+            _progress(scenario, row, len(record["rows"]), total)
+    if folder is not None:
+        artifacts.save_json(folder / "probe.json", record)
+    return record
+
+
+def find_variant_row(record: dict, control: str, variant: str) -> dict:
+    for row in record["rows"]:
+        if (row["control"], row["variant"]) == (control, variant):
+            return row
+    raise KeyError(f"{record['scenario']}: no probe row for {control}/{variant}")
+
+
+def usable_variant_row(record: dict, control: str, variant: str, left_out: str = "") -> dict:
+    """The probe row, or the skip (Unsupported) or failure asv should record instead;
+    `left_out` says why a variant has no row (a knob chose the others)."""
+    if left_out and not any(r["variant"] == variant for r in record["rows"]):
+        raise Unsupported(f"{record['scenario']} ({variant}): not run, {left_out}")
+    row = find_variant_row(record, control, variant)
+    where = f"{record['scenario']}.{control} ({variant}) on torch {record['torch_version']}"
+    if row["skipped"]:
+        raise Unsupported(f"{where}: {row['skipped']}")
+    if row["error"]:
+        raise RuntimeError(f"{where} failed: {row['error']}")
+    return row
+
+
+def _eager_verdicts(control: Control, inputs: dict[str, Callable[[], Case]]) -> dict:
+    """The eager call's verdict per input kind; none where the build lacks the control."""
+    if missing_attributes(control.requires):
+        return {}
+    with torch.no_grad():
+        return {kind: check(control.fn, make()) for kind, make in inputs.items()}
+
+
+def _probe_one(control: Control, variant: Variant, reference: Verdict | None, folder) -> dict:
+    row = _empty_row(control.name, variant)
+    started = time.perf_counter()
+    if missing := missing_attributes(control.requires):
+        row["skipped"] = f"torch {torch.__version__} has no {', '.join(missing)}"
+    elif not reference.ok:
+        row["error"] = (
+            f"the eager reference broke the contract on {variant.input}: {reference.describe()}"
+        )
+    else:
+        try:
+            _measure(row, control, variant, folder)
+        except Unsupported as exc:
+            row["skipped"] = str(exc)
+        except Exception as exc:  # a compile or runtime failure is a result, with its cause
+            row["error"] = _describe_error(exc)
+    row["seconds"] = round(time.perf_counter() - started, 3)
+    return row
+
+
+def _measure(row: dict, control: Control, variant: Variant, folder) -> None:
+    packages = folder / "packages" if folder is not None else None
+    with torch.no_grad():
+        config = CONFIGURATIONS[variant.config]
+        built = build_for(config, control.fn, variant.make_case().inputs.values(), packages)
+        case = variant.make_case()
+        verdict = check(built.call, case)
+    _set_verdict(row, verdict, case)
+    row["n"] = case.inputs[next(iter(case.inputs))].numel()
+    row["package"] = built.package
+    row["package_reused"] = built.package_reused
+
+
+def _empty_row(control: str, variant: Variant) -> dict:
+    return {
+        "control": control,
+        "variant": variant.name,
+        "config": variant.config,
+        "input": variant.input,
+        "n": None,
+        "elements": None,
+        "input_shapes": None,
+        "wrong_elements": None,
+        "storages_moved": None,
+        "moved": [],
+        "skipped": None,
+        "error": None,
+        "package": None,
+        "package_reused": None,
+        "seconds": None,
+    }
+
+
+def _progress(scenario: str, row: dict, done: int, total: int) -> None:
+    if row["skipped"]:
+        verdict = f"skipped: {row['skipped']}"
+    elif row["error"]:
+        verdict = f"error: {row['error']}"
+    else:
+        verdict = row_verdict(row).describe()
+    print(
+        f"[writeback {done}/{total}] {scenario}.{row['control']} {row['variant']}: {verdict} "
+        f"({row['seconds']:.1f} s)",
+        file=sys.stderr,
+        flush=True,
+    )
