@@ -102,6 +102,8 @@ def _coordinates(combo: tuple, bench: str) -> tuple[str, str, str]:
         return str(combo[0]), "inductor", str(combo[1])
     if len(combo) == 3:
         return str(combo[0]), str(combo[1]), str(combo[2])
+    if len(combo) == 2:  # (control, variant): the variant stands for backend and size
+        return str(combo[0]), str(combo[1]), "-"
     return str(combo[0]) if combo else "", "", ",".join(map(str, combo[1:]))
 
 

@@ -142,6 +142,7 @@ def render(builds: list[BuildResult]) -> str:
         parts += [values_table(build), ""]
         if attributed := attribution_lines(build):
             parts += ["Which pass (attribution, with the time it took):", "", *attributed, ""]
+        parts += corpus_lines(build)
         for scenario in cost_scenarios(build):
             parts += [f"Cost of the correct `{scenario}` controls (Inductor):", ""]
             parts += [cost_table(build, scenario), "", ratio_lines(build, scenario), ""]
@@ -238,12 +239,7 @@ def matrix(builds: list[BuildResult]) -> str:
     """scenario x control x backend x size -> verdict per build, each row linked to its
     upstream issue where it has one; `changed` marks a verdict that differs from the build
     to its left on the same machine (fixed in / broken in)."""
-    keys = []
-    for build in builds:
-        for scenario in scenarios(build):
-            for combo in build.values[f"{scenario}.{WRONG}"]:
-                if (scenario, *combo) not in keys:
-                    keys.append((scenario, *combo))
+    keys = matrix_keys(builds)
     machines = len({b.machine for b in builds}) > 1
     header = "| scenario | control or pattern | backend | size | " + " | ".join(
         b.tag + (f" ({b.machine})" if machines else "") for b in builds
@@ -278,19 +274,37 @@ def verdict(build: BuildResult, control, backend, n, scenario: str = SCENARIO) -
     return verdict_state(build, control, backend, n, scenario)[1]
 
 
+def combo(control, backend, n) -> tuple:
+    """asv's parameter combination of a matrix key: (control, backend, size), or (control,
+    variant) for a scenario whose variants replace backend and size (`n` None)."""
+    return (control, backend) if n is None else (control, backend, n)
+
+
+def matrix_keys(builds: list[BuildResult]) -> list[tuple]:
+    """(scenario, control, backend or variant, size or None) of every correctness result."""
+    keys = []
+    for build in builds:
+        for scenario in scenarios(build):
+            for params in build.values[f"{scenario}.{WRONG}"]:
+                key = (scenario, *params) if len(params) == 3 else (scenario, *params, None)
+                if key not in keys:
+                    keys.append(key)
+    return keys
+
+
 def verdict_state(
     build: BuildResult, control, backend, n, scenario: str = SCENARIO
 ) -> tuple[str, str]:
     """(state, the verdict's words): state is one of VERDICT_STATES."""
-    combo = (control, backend, n)
+    combo_ = combo(control, backend, n)
     if not build.installed:
         return "not run", f"not run (the build did not install: {build.identity.get('error')})"
     measured = build.values.get(f"{scenario}.{WRONG}", {})
-    if combo not in measured:
+    if combo_ not in measured:
         return "not run", "not run (no result for it on this machine)"
-    wrong = measured[combo]
-    moved = build.values.get(f"{scenario}.Correctness.track_moved_storages", {}).get(combo)
-    row = build.probe.get((scenario, *combo), {})
+    wrong = measured[combo_]
+    moved = build.values.get(f"{scenario}.Correctness.track_moved_storages", {}).get(combo_)
+    row = build.probe.get((scenario, control, backend, n), {})
     if wrong is None:
         return "failed", f"failed: {row.get('error') or 'see asv run --show-stderr'}"
     if isinstance(wrong, float) and math.isnan(wrong):
@@ -306,6 +320,28 @@ def verdict_state(
     found = row.get("attribution") or {}
     by = f"; pass: {found['pass']}" if found.get("pass") else ""
     return "wrong", f"wrong: {int(wrong)}" + (f" ({coords})" if coords else "") + moved_text + by
+
+
+def corpus_lines(build: BuildResult) -> list[str]:
+    """The generated corpora this build ran: wrong programs and each family's shrunk repro."""
+    if not build.results_dir or "torch_version" not in build.identity:
+        return []
+    key = f"torch-{build.identity['torch_version']}-{build.identity['torch_git_version'][:8]}"
+    folder = build.results_dir / "generated" / build.machine / key
+    lines = []
+    for path in sorted(folder.glob("*/corpus/*.json")):
+        record = json.loads(path.read_text())
+        wrong = {b: sum(1 for r in record["rows"] if r["backend"] == b and r.get("wrong_elements"))
+                 for b in record.get("backends", [])}  # fmt: skip
+        counts = ", ".join(f"{b}: {n} wrong" for b, n in wrong.items())
+        lines += [f"Generated corpus `{record['corpus']}` ({record['programs']} programs; "
+                  f"{counts}), families:", ""]  # fmt: skip
+        for family in record.get("families", []):
+            lines += [f"- {family['backend']}: {family['programs']} program(s), catalogue: "
+                      f"{family['catalogue']}", "", "  ```python",
+                      *("  " + line for line in family["repro"].rstrip().splitlines()),
+                      "  ```", ""]  # fmt: skip
+    return lines
 
 
 def attribution_lines(build: BuildResult) -> list[str]:
@@ -330,7 +366,7 @@ def attribution_lines(build: BuildResult) -> list[str]:
 
 
 def _size(n) -> str:
-    return f"{n:,}" if isinstance(n, int) else str(n)
+    return f"{n:,}" if isinstance(n, int) else "-" if n is None else str(n)
 
 
 def _coordinate_order(coordinate: str) -> tuple[int, str]:
@@ -348,6 +384,8 @@ def _row_for(build: BuildResult, scenario: str, key: str, combo: tuple) -> dict:
     """The probe row behind one benchmark combination (Cost combos are Inductor's rows)."""
     if ".Cost." in key and len(combo) == 2:
         combo = (combo[0], "inductor", combo[1])
+    elif len(combo) == 2:
+        combo = (*combo, None)
     return build.probe.get((scenario, *combo), {})
 
 
@@ -371,7 +409,10 @@ def _probe_rows(results_dir: Path, machine: str, identity: dict) -> dict[tuple, 
     for path in sorted((results_dir / "generated" / machine / key).glob("*/*/probe.json")):
         record = json.loads(path.read_text())
         for row in record["rows"]:
-            rows[(record["scenario"], row["control"], row["backend"], row["n"])] = row
+            if "variant" in row:  # a variant replaces backend and size
+                rows[(record["scenario"], row["control"], row["variant"], None)] = row
+            else:
+                rows[(record["scenario"], row["control"], row["backend"], row["n"])] = row
     return rows
 
 

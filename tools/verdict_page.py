@@ -126,12 +126,7 @@ def page(builds: list[report.BuildResult], benchmarks: dict) -> str:
 
 def matrix_rows(builds: list[report.BuildResult], benchmarks: dict) -> list[Row]:
     """One row per (scenario, control, backend, size) any build measured, Inductor first."""
-    keys: list[tuple] = []
-    for build in builds:
-        for scenario in report.scenarios(build):
-            for combo in build.values[f"{scenario}.{report.WRONG}"]:
-                if (scenario, *combo) not in keys:
-                    keys.append((scenario, *combo))
+    keys = report.matrix_keys(builds)
     scenario_rank = {s: i for i, s in enumerate(dict.fromkeys(k[0] for k in keys))}
     control_rank = {k[:2]: i for i, k in reversed(list(enumerate(keys)))}
     size_rank = {k[::3]: i for i, k in reversed(list(enumerate(keys)))}
@@ -161,8 +156,8 @@ def _row(builds, benchmarks, scenario, control, backend, size) -> Row:
             Cell(
                 state,
                 words,
-                _label(build, benchmark, (control, backend, size), state),
-                graph_link(benchmark, names, (control, backend, size), build),
+                _label(build, benchmark, report.combo(control, backend, size), state),
+                graph_link(benchmark, names, report.combo(control, backend, size), build),
                 flip,
                 (probe.get("attribution") or {}).get("pass"),
             )
