@@ -117,7 +117,8 @@ def test_generated_code_is_kept_for_every_inductor_compile(swap_record):
 def test_a_control_wrong_at_the_gate_is_stopped_there(toy_record):
     gate = find_row(toy_record, "half_swap", "inductor", 3)
     assert gate["wrong_elements"] == {
-        "ret_a": 0, "ret_b": 3, "in_a": 0, "in_b": 3, "view_a": 0, "view_b": 3, "total": 9,
+        "ret_a": 0, "ret_b": 3, "in_a": 0, "in_b": 3, "view_a": 0, "view_b": 3,
+        "alias_a": 0, "alias_b": 0, "total": 9,
     }  # fmt: skip
     larger = find_row(toy_record, "half_swap", "inductor", 8)
     assert larger["gated"] and larger["wrong_elements"] is None
