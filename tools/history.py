@@ -20,8 +20,9 @@ Steps, each printed as it starts:
      every real failure (exit 1 when there is one).
 
 A quick check (`--quick`, or a knob that narrows what is measured: `WRITEBACK_SIZES`,
-`WRITEBACK_INSTRUCTIONS=0`, `WRITEBACK_ATTRIBUTION=0`) never touches the history: it runs
-into .asv/quick/ (results, records, report) and leaves results/ and html/ as they were.
+`WRITEBACK_VARIANTS`, `WRITEBACK_INSTRUCTIONS=0`, `WRITEBACK_ATTRIBUTION=0`,
+`WRITEBACK_CORPORA=none`) never touches the history: it runs into .asv/quick/ (results,
+records, report) and leaves results/ and html/ as they were.
 
 Interrupted (Ctrl-C), it stops asv and says what was saved: asv writes a build's results once
 its run is complete, so the same command resumes with the builds not yet saved.
@@ -51,7 +52,7 @@ import verdict_page  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / ".asv" / "quick"
-KNOBS = ("WRITEBACK_SIZES", "WRITEBACK_INSTRUCTIONS", "WRITEBACK_ATTRIBUTION")
+KNOBS = ("WRITEBACK_SIZES", "WRITEBACK_VARIANTS", "WRITEBACK_INSTRUCTIONS", "WRITEBACK_ATTRIBUTION")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -150,8 +151,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _narrowing_knobs() -> bool:
-    return bool(os.environ.get("WRITEBACK_SIZES", "").strip()) or any(
-        os.environ.get(knob, "1") == "0" for knob in KNOBS[1:]
+    """A knob that leaves out part of what the history measures."""
+    return (
+        any(os.environ.get(knob, "").strip() for knob in KNOBS[:2])
+        or any(os.environ.get(knob, "1") == "0" for knob in KNOBS[2:])
+        or os.environ.get("WRITEBACK_CORPORA", "").strip() == "none"
     )
 
 
