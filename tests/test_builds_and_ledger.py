@@ -59,12 +59,29 @@ def test_every_kind_parses_to_pip_arguments():
         ("wheel /tmp/torch.whl date=2026-11-20", "needs name="),
         ('pip "torch==2.15.0 date=2026-11-20', "unbalanced quotes"),
         ("pip torch name=bad/name date=2026-11-20", "letters, digits"),
+        ("release 2.15.0 date=2026-10-28 sha256=abc", "64 lowercase hex digits"),
+        (f"pip torch name=x date=2026-11-20 sha256={'a' * 64}", "takes no option 'sha256'"),
     ],
 )
 def test_bad_lines_are_named_with_the_fix(line, message):
     with pytest.raises(builds.BuildsFileError, match=message) as caught:
         builds.parse(f"# header\n{line}\n", source="mine.txt")
     assert str(caught.value).startswith("mine.txt:2:")
+
+
+def test_a_nightly_index_and_a_sha256_reach_the_ledger_only_when_given():
+    sha = "0123456789abcdef" * 4
+    plain, nightly, wheel = builds.parse(
+        "release 2.15.0 date=2026-10-28\n"
+        f"nightly 2026-11-05 index=file:///srv/simple sha256={sha}\n"
+        f"wheel /w/torch.whl name=pr-1 date=2026-11-20 sha256={sha}\n"
+    )
+    assert nightly.pip_args == (
+        "torch==2.16.0.dev20261105", "--pre", "--index-url", "file:///srv/simple",
+    )  # fmt: skip
+    assert nightly.as_json()["sha256"] == wheel.as_json()["sha256"] == sha
+    # a line without sha256 stores what it stored before, so its ledger id does not change
+    assert set(plain.as_json()) == {"name", "date", "kind", "spec", "pip_args"}
 
 
 def test_order_and_names_are_checked():

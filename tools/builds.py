@@ -1,21 +1,26 @@
 """The builds file: which torch builds the history covers, oldest first, one per line.
 
-    # kind    what                                options (key=value, any order)
-    release   2.15.0                              date=2026-10-28 [index=URL] [name=...]
-    nightly   2026-11-05                          [series=2.16] [index=URL] [name=...]
-    wheel     /path/or/https/url/torch-....whl    date=2026-11-20 name=pr-170001
-    pip       "torch==2.15.0 numpy<2"             date=2026-11-21 name=my-build
+    # kind  what                              options (key=value, any order)
+    release 2.15.0                            date=2026-10-28 [index=URL] [name=..] [sha256=..]
+    nightly 2026-11-05                        [series=2.16] [index=URL] [name=..] [sha256=..]
+    wheel   /path/or/https/url/torch-....whl  date=2026-11-20 name=pr-170001 [sha256=..]
+    pip     "torch==2.15.0 numpy<2"           date=2026-11-21 name=my-build
 
 Lines are split like a shell line (quote a value with spaces); `#` starts a comment.
 
 - `release V` installs `torch==V` (from `index` when given, else pip's configured indexes).
-- `nightly YYYY-MM-DD` installs `torch==SERIES.0.devYYYYMMDD` from the nightly index
-  (default https://download.pytorch.org/whl/nightly/cpu); SERIES defaults to the minor
-  release after the newest `release` above it, which is what the nightlies of that period
-  are called. Its date is its own.
+- `nightly YYYY-MM-DD` installs `torch==SERIES.0.devYYYYMMDD` (with `--pre`) from the
+  nightly index: `index=URL` (a PEP 503 simple index: https://, http:// or file://), default
+  https://download.pytorch.org/whl/nightly/cpu. SERIES defaults to the minor release after
+  the newest `release` above it, which is what the nightlies of that period are called. Its
+  date is its own.
 - `wheel PATH-OR-URL` installs that wheel file (a build from a commit or a pull request).
 - `pip "ARGS"` passes ARGS (one quoted string: requirements, options) to `pip install`
   exactly as written.
+- `sha256=HEX` (release, nightly, wheel): the torch wheel must have this sha256.
+  tools/install_build.py fetches the wheel alone (`pip download --no-deps`; a local wheel is
+  hashed where it lies), checks it before installing anything, and installs that very file;
+  a mismatch is an install failure naming both hashes.
 
 Every build needs a date (the commit date on the ledger, so graphs are chronological; a
 nightly's is in its name) and gets a short name, which becomes a git tag on the ledger:
@@ -33,13 +38,14 @@ from pathlib import Path
 NIGHTLY_INDEX = "https://download.pytorch.org/whl/nightly/cpu"
 KINDS = ("release", "nightly", "wheel", "pip")
 OPTIONS = {
-    "release": {"date", "index", "name"},
-    "nightly": {"series", "index", "name"},
-    "wheel": {"date", "name"},
+    "release": {"date", "index", "name", "sha256"},
+    "nightly": {"series", "index", "name", "sha256"},
+    "wheel": {"date", "name", "sha256"},
     "pip": {"date", "name"},
 }
 _VERSION = re.compile(r"^\d+\.\d+(\.\d+)?([a-z]+\d+)?$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 class BuildsFileError(ValueError):
@@ -56,16 +62,19 @@ class Build:
     spec: str
     pip_args: tuple[str, ...] = field(default=())
     line: int = 0
+    sha256: str | None = None
 
     def as_json(self) -> dict:
-        """What the ledger commit stores: enough to install and to describe the build."""
-        return {
+        """What the ledger commit stores: enough to install and to describe the build.
+        `sha256` only when the line has one, so the ids of lines without it stay as they were."""
+        stored = {
             "name": self.name,
             "date": self.date.isoformat(),
             "kind": self.kind,
             "spec": self.spec,
             "pip_args": list(self.pip_args),
         }
+        return {**stored, "sha256": self.sha256} if self.sha256 else stored
 
 
 def read(path: Path) -> list[Build]:
@@ -129,8 +138,13 @@ def _parse_line(words: list[str], where: str, number: int, newest_release: str |
         name = options.get("name") or _required(options, "name", kind, where)
     if not _NAME.match(name):
         raise BuildsFileError(f"{where}: name {name!r} must be letters, digits and ._+- only")
+    sha256 = options.get("sha256")
+    if sha256 is not None and not _SHA256.match(sha256):
+        raise BuildsFileError(f"{where}: sha256={sha256!r} must be 64 lowercase hex digits")
     date = _date(_required(options, "date", kind, where), where)
-    return Build(name=name, date=date, kind=kind, spec=spec, pip_args=args, line=number)
+    return Build(
+        name=name, date=date, kind=kind, spec=spec, pip_args=args, line=number, sha256=sha256
+    )
 
 
 def _options(words: list[str], kind: str, where: str) -> dict[str, str]:

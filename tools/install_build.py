@@ -13,6 +13,14 @@ machine as in benchmarks/machine.py: whether a build installs depends on where i
 A build that does not install or import is recorded there too, with pip's last error line,
 and the script exits non-zero: asv then marks that commit's benchmarks failed and goes on.
 
+A build whose line carries `sha256=` is checked before anything is installed: the torch
+wheel is fetched alone (`pip download --no-deps` with the line's own arguments; a local
+wheel is hashed where it lies), hashed, and installed from that very file only when the hash
+matches; a mismatch is an install failure naming both hashes. Download-then-check rather than
+pip's `--require-hashes`: pip's hash-checking mode is all or nothing, so a hash on torch alone
+would make pip demand a pinned hash for every dependency (sympy, networkx, ...), which the
+builds file does not know; the dependencies still resolve as they do without a hash.
+
 pip runs with PIP_CONSTRAINT=/dev/null: a build's pin is exact, and a machine-wide
 constraint file (such as one capping torch) would only make the pin fail.
 Standard library only: it runs in the benchmark environment, which holds nothing else.
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import os
 import platform
@@ -68,7 +77,9 @@ def main(argv: list[str] | None = None) -> int:
         "attempted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
     print(f"writeback: installing {build['name']}: pip install {' '.join(build['pip_args'])}")
-    error, wheels = _pip_install_reported(build["pip_args"])
+    with tempfile.TemporaryDirectory(prefix="writeback-wheel-") as folder:
+        pip_args, error = _checked_pip_args(build, Path(folder))
+        error, wheels = (error, {}) if error else _pip_install_reported(pip_args)
     identity = None if error else _identity()
     if isinstance(identity, str):
         error, identity = identity, None
@@ -79,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     record.update(identity or {})
     record.update(installed=error is None, error=error, torch_wheel=wheels.get("torch"))
     if error is None:
-        client_errors = [e for e in (_pip_install(list(args)) for args in CLIENTS) if e]
+        client_errors = [e for e in (_pip("install", list(args)) for args in CLIENTS) if e]
         record["clients_error"] = "; ".join(client_errors) or None
         for problem in client_errors:
             print(f"writeback: a client library did not install (its scenario will skip): "
@@ -95,12 +106,54 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _checked_pip_args(build: dict, folder: Path) -> tuple[list[str], str | None]:
+    """The pip arguments that install `build`, and why not (None when nothing is wrong).
+    Without `sha256` they are the ledger's; with it, the torch wheel is fetched into `folder`,
+    checked, and the arguments install that file (its index options kept for the
+    dependencies)."""
+    args = list(build["pip_args"])
+    expected = build.get("sha256")
+    if not expected:
+        return args, None
+    wheel = _fetched_wheel(args, folder)
+    if isinstance(wheel, str):
+        return args, wheel
+    actual = _sha256(wheel)
+    if actual != expected:
+        return args, (
+            f"sha256 mismatch for {wheel.name}: the builds file says {expected}, "
+            f"the wheel is {actual}; nothing was installed"
+        )
+    print(f"writeback: {wheel.name} has the sha256 the builds file names")
+    return [str(wheel), *args[1:]], None
+
+
+def _fetched_wheel(pip_args: list[str], folder: Path) -> Path | str:
+    """The torch wheel `pip_args` name: a local wheel file as it lies, anything else downloaded
+    alone (no dependencies) into `folder`; or why it could not be fetched."""
+    if pip_args[0].endswith(".whl") and Path(pip_args[0]).is_file():
+        return Path(pip_args[0])
+    error = _pip("download", ["--no-deps", "--dest", str(folder), *pip_args])
+    if error:
+        return error
+    wheels = sorted(folder.glob("*.whl"))
+    if len(wheels) != 1:
+        names = ", ".join(w.name for w in wheels) or "nothing"
+        return f"pip download of {pip_args[0]} gave {names}, not one wheel to check"
+    return wheels[0]
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
 def _pip_install_reported(pip_args: list[str]) -> tuple[str | None, dict]:
     """Run pip with `--report`; return (error or None, {package: {"version", "url", "sha256"}}
     for what it installed). A package already installed is not in the report."""
     with tempfile.TemporaryDirectory(prefix="writeback-pip-") as tmp:
         report = Path(tmp) / "report.json"
-        error = _pip_install([*pip_args, "--report", str(report)]) or None
+        error = _pip("install", [*pip_args, "--report", str(report)]) or None
         items = json.loads(report.read_text()).get("install", []) if report.is_file() else []
     wheels = {}
     for item in items:
@@ -112,11 +165,11 @@ def _pip_install_reported(pip_args: list[str]) -> tuple[str | None, dict]:
     return error, wheels
 
 
-def _pip_install(pip_args: list[str]) -> str:
-    """Run pip; return '' on success, else the last line pip printed as an error."""
+def _pip(command: str, pip_args: list[str]) -> str:
+    """Run `pip COMMAND`; return '' on success, else the last line pip printed as an error."""
     env = {**os.environ, "PIP_CONSTRAINT": "/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--progress-bar", "off", *pip_args],
+        [sys.executable, "-m", "pip", command, "--progress-bar", "off", *pip_args],
         capture_output=True,
         text=True,
         env=env,
