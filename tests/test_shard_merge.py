@@ -39,7 +39,13 @@ def _project(tmp: Path, name: str, builds: str) -> Path:
 
 def _run(work: Path, *command: str) -> subprocess.CompletedProcess:
     environment = {**os.environ, "WRITEBACK_MACHINE": MACHINE}
-    for knob in ("WRITEBACK_SIZES", "WRITEBACK_INSTRUCTIONS", "WRITEBACK_ISA"):
+    # every knob off (conftest sets some): a narrowing knob would make a quick check, not history
+    for knob in (
+        "WRITEBACK_SIZES",
+        "WRITEBACK_INSTRUCTIONS",
+        "WRITEBACK_ATTRIBUTION",
+        "WRITEBACK_ISA",
+    ):
         environment.pop(knob, None)
     return subprocess.run([sys.executable, *command], cwd=work, env=environment,
                           capture_output=True, text=True, timeout=1800)  # fmt: skip
