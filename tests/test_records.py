@@ -24,6 +24,8 @@ from tests.test_history_end_to_end import make_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
+KNOBS = ("WRITEBACK_SIZES", "WRITEBACK_INSTRUCTIONS", "WRITEBACK_ATTRIBUTION", "WRITEBACK_ISA")
+"""Off unless a test sets them: conftest sets some, and a narrowing one makes a quick check."""
 
 SUITE = """
 import os
@@ -74,7 +76,7 @@ def project(tmp_path_factory):
 
 def history(work, *args, machine="m1", env=None, check=True):
     environment = {**os.environ, "WRITEBACK_MACHINE": machine, **(env or {})}
-    for knob in ("WRITEBACK_SIZES", "WRITEBACK_INSTRUCTIONS", "WRITEBACK_ISA"):
+    for knob in KNOBS:
         if knob not in (env or {}):
             environment.pop(knob, None)
     command = [sys.executable, "tools/history.py", "--no-site-check", *args]
@@ -184,7 +186,8 @@ def test_a_real_failure_is_named_and_fails_the_run(full):
 
 def test_an_interrupted_run_says_so_in_one_line_and_resumes(full):
     environment = {**os.environ, "WRITEBACK_MACHINE": "m4", "WBPROBE_SLEEP": "4"}
-    environment.pop("WRITEBACK_SIZES", None)
+    for knob in KNOBS:
+        environment.pop(knob, None)
     process = subprocess.Popen(
         [sys.executable, "tools/history.py", "--no-site-check"], cwd=full, env=environment,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
