@@ -5,6 +5,8 @@
 #          make history ONLY="torch-2.15.0"      (only these builds)
 #          make history ISA=avx2                 (measure as this host's avx2 machine)
 #          make history SIZES=3                  (a quick check into .asv/quick/: results/ untouched)
+#          make history SHARD=1/2                (only the 1st of 2 slices of the builds: a CI job)
+#          make merge FROM="dir1 dir2"           (merge shards' results folders, publish, report)
 #          make asv ARGS="find ..."              (asv itself, with this project's machine)
 #          make expected                         (latest results against expected/<isa>.csv)
 #          make compare BASE=torch-2.14.1 HEAD=torch-2.15.0   (what flipped or moved)
@@ -14,11 +16,13 @@ BUILDS ?= builds.txt
 ONLY ?=
 ISA ?=
 SIZES ?=
+SHARD ?=
+FROM ?=
 ARGS ?=
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: history test lint asv expected compare
+.PHONY: history merge test lint asv expected compare
 
 $(VENV)/.installed-tools: requirements/tools.txt
 	@bash tools/preflight.sh history
@@ -34,7 +38,11 @@ $(VENV)/.installed-test: requirements/test.txt requirements/tools.txt
 
 history: $(VENV)/.installed-tools
 	$(if $(ISA),WRITEBACK_ISA=$(ISA)) $(if $(SIZES),WRITEBACK_SIZES=$(SIZES)) \
-	  $(PY) tools/history.py --builds $(BUILDS) $(if $(ONLY),--only $(ONLY))
+	  $(PY) tools/history.py --builds $(BUILDS) $(if $(ONLY),--only $(ONLY)) \
+	  $(if $(SHARD),--shard $(SHARD))
+
+merge: $(VENV)/.installed-tools
+	$(PY) tools/merge.py --builds $(BUILDS) $(FROM)
 
 expected: $(VENV)/.installed-tools
 	$(PY) tools/expected.py check

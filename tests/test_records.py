@@ -24,6 +24,7 @@ from tests.test_history_end_to_end import make_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
+"""Off unless a test sets them: conftest sets some, and a narrowing one makes a quick check."""
 
 SUITE = """
 import os

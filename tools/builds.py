@@ -22,6 +22,9 @@ Lines are split like a shell line (quote a value with spaces); `#` starts a comm
   hashed where it lies), checks it before installing anything, and installs that very file;
   a mismatch is an install failure naming both hashes.
 
+`python tools/builds.py --list-json builds.txt` prints the names of a file's builds as a JSON
+list (the CI matrix: one job per build, `make history ONLY=<name>`).
+
 Every build needs a date (the commit date on the ledger, so graphs are chronological; a
 nightly's is in its name) and gets a short name, which becomes a git tag on the ledger:
 `torch-2.15.0`, `nightly-2026-11-05`, or `name=` for wheels and pip requirements.
@@ -29,9 +32,12 @@ nightly's is in its name) and gets a short name, which becomes a git tag on the 
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
+import json
 import re
 import shlex
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +49,7 @@ OPTIONS = {
     "wheel": {"date", "name", "sha256"},
     "pip": {"date", "name"},
 }
+_SHARD = re.compile(r"^(\d+)/(\d+)$")
 _VERSION = re.compile(r"^\d+\.\d+(\.\d+)?([a-z]+\d+)?$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -197,3 +204,35 @@ def _check_order(builds: list[Build], build: Build, where: str) -> None:
             f"{where}: {build.name} ({build.date}) is older than {builds[-1].name} "
             f"({builds[-1].date}) above it; list builds oldest first"
         )
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`k/K` -> (k, K), with 1 <= k <= K; raises `BuildsFileError` saying what is wrong."""
+    match = _SHARD.match(text.strip())
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise BuildsFileError(f"shard {text!r} is not k/K with 1 <= k <= K (e.g. 1/2)")
+    return int(match[1]), int(match[2])
+
+
+def shard(items: list, index: int, count: int) -> list:
+    """The `index`-th of `count` slices (1-based): every `count`-th item from the `index`-th, so
+    old and new builds spread over the slices and every item is in exactly one."""
+    return items[index - 1 :: count]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="List the builds of a builds file.")
+    parser.add_argument("--list-json", type=Path, required=True, metavar="BUILDS_FILE",
+                        help="print the build names as a JSON list (one CI job each)")  # fmt: skip
+    args = parser.parse_args(argv)
+    try:
+        builds = read(args.list_json)
+    except BuildsFileError as exc:
+        print(f"writeback: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps([build.name for build in builds]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -2,6 +2,7 @@
 this machine, publish the site, print the report.
 
     python tools/history.py [--builds builds.txt] [--machine NAME] [--only NAME ...] [--quick]
+                            [--shard k/K]
 
 Steps, each printed as it starts:
   1. the ledger (.asv/ledger): the builds file's branch, and builds.txt's (tools/ledger.py);
@@ -18,6 +19,11 @@ Steps, each printed as it starts:
      installed;
   5. the report (tools/report.py), also written to results/report.md; then one line naming
      every real failure (exit 1 when there is one).
+
+A shard (`--shard k/K`, a CI matrix job) measures every K-th build of the file from the k-th
+(the ledger is still the whole file, so its commit ids are the unsharded run's), skips step 4
+and reports its own builds; `tools/merge.py` then merges the shards' results/ folders and
+publishes them as one run's.
 
 A quick check (`--quick`, or a knob that narrows what is measured: `WRITEBACK_SIZES`,
 `WRITEBACK_VARIANTS`, `WRITEBACK_INSTRUCTIONS=0`, `WRITEBACK_ATTRIBUTION=0`,
@@ -69,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"writeback: no build named {', '.join(unknown)} in {args.builds} "
                   f"(it has: {names})", file=sys.stderr)  # fmt: skip
             return 2
+    try:
+        shard = builds_file.parse_shard(args.shard) if args.shard else None
+    except builds_file.BuildsFileError as exc:
+        print(f"writeback: {exc}", file=sys.stderr)
+        return 2
     quick = args.quick or _narrowing_knobs()
     results = QUICK / "results" if quick else ROOT / "results"
 
@@ -90,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"   a quick check ({_knob_text() or '--quick'}): results, records and report go "
               f"to {QUICK.relative_to(ROOT)}/; the history in results/ is not touched")  # fmt: skip
 
-    todo = [e for e in entries if not args.only or e.name in args.only]
-    _step(f"3. run: {len(todo)} build(s) on {machine}; asv skips what each already has")
+    sliced = builds_file.shard(entries, *shard) if shard else entries
+    todo = [e for e in sliced if not args.only or e.name in args.only]
+    part = f" (shard {args.shard} of {args.builds.name})" if shard else ""
+    _step(f"3. run: {len(todo)} build(s){part} on {machine}; asv skips what each already has")
     for index, entry in enumerate(todo, start=1):
         kept = "has results: only what is missing runs" if _has_results(results, machine, entry) \
             else "new"  # fmt: skip
@@ -116,29 +129,12 @@ def main(argv: list[str] | None = None) -> int:
     problems = []
     if code not in (0, 2):  # asv exits 2 when some benchmark failed: counted below
         problems.append(f"asv run exited {code} (see its output above)")
-    if not quick:
-        _step("4. publish html/ (asv publish) with the verdict page, self-contained")
-        published = _asv("publish", config=None) == 0
-        if published:
-            page = verdict_page.publish(ROOT / "html", results, ledger)
-            print(f"   verdict page: {page.relative_to(ROOT)} (opens from the file system)")
-        if not published:
-            problems.append("asv publish failed (see above)")
-        elif args.site_check and offline_site.main(["--html", str(ROOT / "html")]) != 0:
-            problems.append("html/ is not self-contained (see above)")
-        elif args.site_check and shutil.which("chromium"):
-            _step("4b. check the site as a person sees it (headless Chromium, no network)")
-            if site_browser.main(["--html", str(ROOT / "html")]) != 0:
-                problems.append("the published site does not show what it should (see above)")
-        elif args.site_check:
-            print("   (install Debian's chromium to have the site checked in a browser here)")
-    _step("5. report")
-    loaded = report.load(results, ledger, machine)
-    text = report.render(loaded)
-    (results / "report.md").write_text(text)
-    print(text)
-    print(f"The report is also in {(results / 'report.md').relative_to(ROOT)}.")
-    if not quick:
+    if shard:
+        _step("4. not published (a shard): `make merge FROM=...` publishes every shard's results")
+    elif not quick:
+        problems += publish(args.site_check, results, ledger)
+    loaded = write_report(results, ledger, machine)
+    if not quick and not shard:
         print("Browse the history with:  .venv/bin/python tools/asv_project.py preview  "
               "(serves html/ at http://127.0.0.1:8080)")  # fmt: skip
     measured = {e.commit for e in todo}
@@ -148,6 +144,37 @@ def main(argv: list[str] | None = None) -> int:
         print(f"writeback: {len(problems)} failure(s): " + "; ".join(problems))
         return 1
     return 0
+
+
+def publish(site_check: bool, results: Path, ledger: Path) -> list[str]:
+    """Step 4: `asv publish` into html/ with the verdict page, made self-contained and looked
+    at in Chromium (when `site_check`). Returns the problems found, one line each."""
+    _step("4. publish html/ (asv publish) with the verdict page, self-contained")
+    if _asv("publish", config=None) != 0:
+        return ["asv publish failed (see above)"]
+    page = verdict_page.publish(ROOT / "html", results, ledger)
+    print(f"   verdict page: {page.relative_to(ROOT)} (opens from the file system)")
+    if site_check and offline_site.main(["--html", str(ROOT / "html")]) != 0:
+        return ["html/ is not self-contained (see above)"]
+    if site_check and shutil.which("chromium"):
+        _step("4b. check the site as a person sees it (headless Chromium, no network)")
+        if site_browser.main(["--html", str(ROOT / "html")]) != 0:
+            return ["the published site does not show what it should (see above)"]
+    elif site_check:
+        print("   (install Debian's chromium to have the site checked in a browser here)")
+    return []
+
+
+def write_report(results: Path, ledger: Path, machine: str | None) -> list[report.BuildResult]:
+    """Step 5: the report of `machine` (every machine: None), printed and written to
+    results/report.md. Returns what it was made from."""
+    _step("5. report")
+    loaded = report.load(results, ledger, machine)
+    text = report.render(loaded)
+    (results / "report.md").write_text(text)
+    print(text)
+    print(f"The report is also in {(results / 'report.md').relative_to(ROOT)}.")
+    return loaded
 
 
 def _narrowing_knobs() -> bool:
@@ -216,6 +243,7 @@ def _parse(argv):
                         help="the builds file (default builds.txt)")  # fmt: skip
     parser.add_argument("--machine", help="asv machine name (default: host, CPU and ISA)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="measure only these builds")
+    parser.add_argument("--shard", metavar="k/K", help="measure the k-th of K slices of the builds")
     parser.add_argument("--quick", action="store_true",
                         help="a quick check into .asv/quick/, the history untouched")  # fmt: skip
     parser.add_argument("--no-site-check", dest="site_check", action="store_false",

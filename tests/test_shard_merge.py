@@ -1,0 +1,191 @@
+"""The history sharded and merged: two shards (`tools/history.py --shard k/2`), each in its own
+copy of the project, merged by `tools/merge.py` into a third, publish and report exactly what
+one unsharded run in a fourth copy does. Merging a folder measured with another benchmark set,
+another ledger or another machine class, or one that measured the same thing again, is
+refused with the reason, before anything is copied.
+
+The copies are made as in test_records.py: tools/, asv.conf.json and a one-benchmark suite, on
+builds that differ cheaply (the local torch 2.13.0 plus one version of a tiny wheel).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_history_end_to_end import make_wheel
+from tests.test_records import SUITE
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+MACHINE = "m1"
+
+
+def _project(tmp: Path, name: str, builds: str) -> Path:
+    work = tmp / name
+    shutil.copytree(ROOT / "tools", work / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "asv.conf.json", work / "asv.conf.json")
+    (work / "benchmarks").mkdir()
+    for module in ("__init__.py", "machine.py"):
+        shutil.copy(ROOT / "benchmarks" / module, work / "benchmarks" / module)
+    (work / "benchmarks" / "probe.py").write_text(SUITE)
+    (work / "builds.txt").write_text(builds)
+    return work
+
+
+def _run(work: Path, *command: str) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "WRITEBACK_MACHINE": MACHINE}
+    # every knob off (conftest sets some): a narrowing knob would make a quick check, not history
+    for knob in (
+        "WRITEBACK_SIZES",
+        "WRITEBACK_INSTRUCTIONS",
+        "WRITEBACK_ATTRIBUTION",
+        "WRITEBACK_ISA",
+    ):
+        environment.pop(knob, None)
+    return subprocess.run([sys.executable, *command], cwd=work, env=environment,
+                          capture_output=True, text=True, timeout=1800)  # fmt: skip
+
+
+def _ok(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert result.returncode == 0, (
+        f"{result.args}:\n{result.stdout[-5000:]}\n{result.stderr[-3000:]}"
+    )
+    return result
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """One unsharded run, two shards and their merge; returns the four project copies."""
+    tmp = tmp_path_factory.mktemp("shards")
+    wheels = [make_wheel(tmp, version) for version in (1, 2, 3)]
+    builds = "".join(
+        f'pip "torch==2.13.0 {wheel}" name={name} date=2026-01-0{day}\n'
+        for day, (name, wheel) in enumerate(zip("abc", wheels), start=1)
+    )
+    whole, one, two, merged = (_project(tmp, n, builds) for n in ("whole", "one", "two", "merged"))
+    _ok(_run(whole, "tools/history.py", "--no-site-check"))
+    first = _ok(_run(one, "tools/history.py", "--no-site-check", "--shard", "1/2"))
+    assert "2 build(s) (shard 1/2 of builds.txt)" in first.stdout
+    assert "not published (a shard)" in first.stdout and not (one / "html").exists()
+    _ok(_run(two, "tools/history.py", "--no-site-check", "--shard", "2/2"))
+    merge = _ok(_run(merged, "tools/merge.py", "--no-site-check", str(one / "results"),
+                     str(two / "results")))  # fmt: skip
+    return {"whole": whole, "one": one, "two": two, "merged": merged, "merge": merge}
+
+
+def _commits(work: Path) -> dict[str, str]:
+    files = (work / "results" / MACHINE).glob("*.json")
+    return {json.loads(p.read_text())["commit_hash"]: p.name for p in files if p.stem != "machine"}
+
+
+def _values(work: Path) -> dict:
+    """Every asv result file's measured values and parameters, by file name."""
+    found = {}
+    for name in _commits(work).values():
+        data = json.loads((work / "results" / MACHINE / name).read_text())
+        columns = data["result_columns"]
+        found[name] = {
+            key: (row[columns.index("result")], row[columns.index("params")])
+            for key, row in data["results"].items()
+        }
+    return found
+
+
+def _graphs(work: Path) -> dict:
+    return {
+        str(path.relative_to(work / "html")): json.loads(path.read_text())
+        for path in (work / "html" / "graphs").rglob("*.json")
+    }
+
+
+def test_shards_split_the_builds_and_merge_into_one_runs_results(runs):
+    whole, one, two, merged = runs["whole"], runs["one"], runs["two"], runs["merged"]
+    ledger = _commits(whole)
+    assert len(ledger) == 3
+    assert len(_commits(one)) == 2 and len(_commits(two)) == 1
+    assert set(_commits(one)) | set(_commits(two)) == set(ledger)
+    assert _values(merged) == _values(whole)
+    measured = sorted(v["probe.Probe.track_value"][0] for v in _values(merged).values())
+    assert measured == [[3, 1048576], [6, 2 * 1048576], [9, 3 * 1048576]]
+    installs = sorted(p.name for p in (merged / "results" / "builds" / MACHINE).glob("*.json"))
+    assert installs == sorted(f"{commit}.json" for commit in ledger)
+
+
+def test_the_merged_results_publish_and_report_as_one_runs(runs):
+    whole, merged = runs["whole"], runs["merged"]
+    graphs = _graphs(merged)
+    assert any(path.endswith("probe.Probe.track_value.json") for path in graphs)
+    assert graphs == _graphs(whole)
+    text = (merged / "results" / "report.md").read_text()
+    assert text == (whole / "results" / "report.md").read_text()
+    for tag in ("a", "b", "c"):
+        assert f"## {tag} (torch 2.13.0" in text
+    assert "merged" in runs["merge"].stdout and "asv result files" in runs["merge"].stdout
+
+
+def _snapshot(work: Path) -> dict:
+    return {p: p.read_bytes() for p in (work / "results").rglob("*") if p.is_file()}
+
+
+def _refused(work: Path, folder: Path, *reasons: str) -> None:
+    before = _snapshot(work)
+    result = _run(work, "tools/merge.py", "--no-site-check", str(folder))
+    assert result.returncode == 2, result.stdout[-3000:] + result.stderr[-3000:]
+    message = result.stderr.strip()
+    assert message.startswith("writeback: not merged:") and len(message.splitlines()) == 1
+    for reason in reasons:
+        assert reason in message, message
+    assert _snapshot(work) == before
+
+
+def _altered_copy(source: Path, destination: Path, path: str, change) -> Path:
+    """A copy of a results folder with one JSON file changed as another run would write it."""
+    shutil.copytree(source, destination)
+    data = json.loads((destination / path).read_text())
+    change(data)
+    (destination / path).write_text(json.dumps(data))
+    return destination
+
+
+def test_merging_identical_files_again_changes_nothing(runs):
+    merged = runs["merged"]
+    before = _snapshot(merged)
+    _ok(_run(merged, "tools/merge.py", "--no-site-check", str(runs["one"] / "results")))
+    assert _snapshot(merged) == before
+
+
+def test_merge_refuses_another_benchmark_set(runs, tmp_path):
+    def other_parameters(data):
+        data["probe.Probe.track_value"]["params"] = [["3"]]
+
+    folder = _altered_copy(runs["two"] / "results", tmp_path / "other-set", "benchmarks.json",
+                           other_parameters)  # fmt: skip
+    _refused(runs["merged"], folder, "another benchmark set", "probe.Probe.track_value has "
+             "parameters [['3']]")  # fmt: skip
+
+
+def test_merge_refuses_another_machine_class(runs, tmp_path):
+    def other_cpu(data):
+        data.update(cpu="Another CPU", cpu_id="000000")
+
+    folder = _altered_copy(runs["two"] / "results", tmp_path / "other-cpu",
+                           f"{MACHINE}/machine.json", other_cpu)  # fmt: skip
+    _refused(runs["merged"], folder, "two machine classes under one name", "cpu id 000000")
+
+
+def test_merge_refuses_results_of_another_ledger(runs, tmp_path):
+    folder = tmp_path / "other-ledger"
+    shutil.copytree(runs["two"] / "results", folder)
+    record = next((folder / "builds" / MACHINE).glob("*.json"))
+    record.rename(record.with_name("0" * 40 + ".json"))
+    _refused(runs["merged"], folder, "ledger commit(s) that the ledger of builds.txt does not "
+             "hold (00000000)")  # fmt: skip
+
+
+def test_merge_refuses_the_same_build_measured_twice(runs):
+    _refused(runs["merged"], runs["whole"] / "results", "the same thing measured twice")

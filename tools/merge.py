@@ -1,0 +1,272 @@
+"""Merge results folders measured elsewhere (the shards of a CI matrix, other machines) into
+results/, then publish and report them as one run's.
+
+    python tools/merge.py [--builds builds.txt ...] [--no-site-check] FOLDER [FOLDER ...]
+
+Each FOLDER is a results/ tree as `make history` writes it: asv's `<machine>/` result files
+and `machine.json`, `benchmarks.json`, and the records beside them (`builds/<machine>/`,
+`generated/<machine>/`, `stability/<machine>/`). asv cannot merge results itself (asv issues
+#1362 and #2), but it keeps one file per (machine, ledger commit, environment), so folders
+measured with the same benchmark set, ledger and machine classes merge by copying. Before
+anything is copied, every folder is checked, and the merge is refused, saying why and what
+to do, when a folder holds:
+
+- another benchmark set: its benchmarks.json differs (names, parameters or versions) from
+  results/'s, when results/ holds results, else from the first folder's;
+- another ledger: a result or install record of a ledger commit that the builds files here
+  do not make (another builds file, or an edited one);
+- another machine class under one name: a machine whose machine.json records another CPU id
+  or ISA than the same machine's here (or in an earlier folder);
+- another measurement of the same thing: a file that exists here (or in an earlier folder)
+  with other contents. Identical files are fine.
+
+Then results/ holds the union: `asv publish` makes html/ (self-contained and checked as in
+`make history`) and the report of every machine is printed and written to results/report.md.
+Exit status: 0; 1 when publishing failed or the results hold real failures; 2 when refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import builds as builds_file  # noqa: E402
+import history  # noqa: E402
+import ledger as ledger_repo  # noqa: E402
+import report  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = "benchmarks.json"
+MACHINE = "machine.json"
+MACHINE_CLASS = ("cpu_id", "isa")
+DERIVED = {"report.md"}
+"""Files a merge rewrites rather than copies."""
+
+
+class Refused(ValueError):
+    """A folder that cannot be merged; the message says why and what to do."""
+
+
+@dataclass
+class Plan:
+    """What a merge copies (destination -> source), and what it tells the user."""
+
+    copies: dict[Path, Path] = field(default_factory=dict)
+    benchmarks: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    into = ROOT / "results"
+    try:
+        ledger = _ledger(args.builds)
+        plan = plan_merge(args.folders, into, ledger_commits(ledger), _names(args.builds))
+    except (Refused, builds_file.BuildsFileError) as exc:
+        print(f"writeback: not merged: {exc}", file=sys.stderr)
+        return 2
+    apply(plan, into)
+    problems = history.publish(args.site_check, into, ledger)
+    loaded = history.write_report(into, ledger, None)
+    problems += [failure.describe() for failure in report.failures(loaded)]
+    if problems:
+        print(f"writeback: {len(problems)} failure(s): " + "; ".join(problems))
+        return 1
+    return 0
+
+
+def plan_merge(folders: list[Path], into: Path, commits: set[str], ledger_name: str) -> Plan:
+    """Check every folder against `into` and the folders before it; return what to copy.
+    Raises `Refused` for the first folder that cannot be merged."""
+    plan = Plan()
+    reference, reference_label = (into, "results/") if result_files(into) else (None, "")
+    machines = {name: (info, "results/") for name, info in machine_infos(into).items()}
+    for folder in folders:
+        label = str(folder)
+        if not (folder / BENCHMARKS).is_file():
+            raise Refused(f"{label} is not a results folder (no {BENCHMARKS} in it)")
+        if folder.resolve() == into.resolve():
+            raise Refused(f"{label} is results/ itself: name the folders to merge into it")
+        if reference is None:
+            reference, reference_label = folder, label
+            plan.benchmarks = folder / BENCHMARKS
+        elif difference := benchmark_difference(reference, folder):
+            raise Refused(
+                f"{label} was measured with another benchmark set than {reference_label}: "
+                f"{difference}. Merge only results measured with the same benchmarks/ (the "
+                "same commit of this project): measure that folder's builds again from here."
+            )
+        if unknown := sorted(ledger_commits_of(folder) - commits):
+            shown = ", ".join(commit[:8] for commit in unknown[:5])
+            raise Refused(
+                f"{label} holds results of {len(unknown)} ledger commit(s) that the ledger of "
+                f"{ledger_name} does not hold ({shown}): it was measured with another builds "
+                "file, or an edited one. Merge with that file (make merge BUILDS=that-file "
+                "FROM=...), or measure its builds again from this one."
+            )
+        for name, info in machine_infos(folder).items():
+            if name not in machines:
+                machines[name] = (info, label)
+                plan.copies[into / name / MACHINE] = folder / name / MACHINE
+            elif why := machine_class_difference(machines[name][0], info):
+                raise Refused(
+                    f"{label} has results of machine {name!r} measured on {why}, but "
+                    f"{machines[name][1]} has {name!r} on {_describe(machines[name][0])}: two "
+                    "machine classes under one name. Measure each class under its own name "
+                    "(WRITEBACK_MACHINE), then merge."
+                )
+            elif info != machines[name][0]:
+                plan.notes.append(f"kept {machines[name][1]}'s {name}/{MACHINE} (same CPU id "
+                                  f"and ISA as {label}'s; other fields differ)")  # fmt: skip
+        _plan_files(plan, folder, into)
+    return plan
+
+
+def _plan_files(plan: Plan, folder: Path, into: Path) -> None:
+    conflicts = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        relative = path.relative_to(folder)
+        if _merged_separately(relative):
+            continue
+        target = into / relative
+        earlier = target if target.is_file() else plan.copies.get(target)
+        if earlier is None:
+            plan.copies[target] = path
+        elif earlier.read_bytes() != path.read_bytes():
+            conflicts.append((relative, earlier))
+    if conflicts:
+        relative, earlier = conflicts[0]
+        where = (
+            "results/" if earlier == into / relative else earlier.parents[len(relative.parts) - 1]
+        )
+        raise Refused(
+            f"{folder} holds {len(conflicts)} file(s) that {where} also holds with other "
+            f"contents, e.g. {relative}: the same thing measured twice. Keep one of them "
+            "(remove the other file), then merge again."
+        )
+
+
+def _merged_separately(relative: Path) -> bool:
+    """benchmarks.json and machine.json are checked, not copied; the report is rewritten."""
+    top = len(relative.parts) == 1 and relative.name in DERIVED | {BENCHMARKS}
+    return top or (len(relative.parts) == 2 and relative.name == MACHINE)
+
+
+def apply(plan: Plan, into: Path) -> None:
+    """Copy what the plan says, and say what was merged."""
+    if plan.benchmarks is not None:
+        target = into / BENCHMARKS
+        if not target.is_file() or target.read_bytes() != plan.benchmarks.read_bytes():
+            print(f"writeback: {BENCHMARKS} from {plan.benchmarks.parent} (results/ held no "
+                  "results)")  # fmt: skip
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(plan.benchmarks, target)
+    for target, source in plan.copies.items():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    results = [t for t in plan.copies if t.parent.parent == into and t.name != MACHINE]
+    print(f"writeback: merged {len(plan.copies)} file(s) into results/, {len(results)} of them "
+          "asv result files; identical files already here were left as they were")  # fmt: skip
+    for note in plan.notes:
+        print(f"writeback: {note}")
+
+
+def benchmark_set(folder: Path) -> dict[str, tuple]:
+    """Every benchmark asv discovered for this folder: name -> (param names, params, version)."""
+    data = json.loads((folder / BENCHMARKS).read_text())
+    return {
+        name: (entry.get("param_names"), entry.get("params"), entry.get("version"))
+        for name, entry in data.items()
+        if isinstance(entry, dict)
+    }
+
+
+def benchmark_difference(reference: Path, folder: Path) -> str:
+    """How the benchmark set of `folder` differs from `reference`'s ('' when it does not)."""
+    ours, theirs = benchmark_set(reference), benchmark_set(folder)
+    parts = []
+    if missing := sorted(set(ours) - set(theirs)):
+        parts.append(f"it lacks {_few(missing)}")
+    if extra := sorted(set(theirs) - set(ours)):
+        parts.append(f"it has {_few(extra)} in addition")
+    for name in sorted(set(ours) & set(theirs)):
+        for what, mine, other in zip(("parameter names", "parameters", "version"), ours[name],
+                                     theirs[name]):  # fmt: skip
+            if mine != other:
+                parts.append(f"{name} has {what} {other!r}, not {mine!r}")
+    return "; ".join(parts[:4]) + (f" (and {len(parts) - 4} more)" if len(parts) > 4 else "")
+
+
+def result_files(folder: Path) -> list[Path]:
+    """asv's result files in a results folder (one per machine, ledger commit, environment)."""
+    return sorted(
+        path
+        for machine in folder.glob(f"*/{MACHINE}")
+        for path in machine.parent.glob("*.json")
+        if path.name != MACHINE
+    )
+
+
+def ledger_commits_of(folder: Path) -> set[str]:
+    """The ledger commits a results folder has results or install records of."""
+    commits = {json.loads(path.read_text())["commit_hash"] for path in result_files(folder)}
+    return commits | {path.stem for path in folder.glob("builds/*/*.json")}
+
+
+def machine_infos(folder: Path) -> dict[str, dict]:
+    return {p.parent.name: json.loads(p.read_text()) for p in folder.glob(f"*/{MACHINE}")}
+
+
+def machine_class_difference(known: dict, other: dict) -> str:
+    """'' when `other` is the same machine class as `known` (same CPU id and ISA, both
+    recorded), else a description of `other`."""
+    same = all(known.get(key) and known.get(key) == other.get(key) for key in MACHINE_CLASS)
+    return "" if same else _describe(other)
+
+
+def ledger_commits(ledger: Path) -> set[str]:
+    return {entry.commit for entry in ledger_repo.read_ledger(ledger)}
+
+
+def _ledger(builds_files: list[Path]) -> Path:
+    """The ledger with a branch for each builds file (and builds.txt's, as `make history`)."""
+    ledger = ledger_repo.DEFAULT_LEDGER
+    named = [path.resolve() for path in builds_files]
+    for path in dict.fromkeys([(ROOT / "builds.txt").resolve(), *named]):
+        if path in named or path.is_file():
+            ledger_repo.build_ledger(builds_file.read(path), ledger, ledger_repo.branch_for(path))
+    return ledger
+
+
+def _names(builds_files: list[Path]) -> str:
+    return ", ".join(path.name for path in builds_files)
+
+
+def _describe(info: dict) -> str:
+    return (f"{info.get('cpu', 'an unrecorded CPU')} (cpu id {info.get('cpu_id')}, "
+            f"ISA {info.get('isa')})")  # fmt: skip
+
+
+def _few(names: list[str]) -> str:
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folders", nargs="+", type=Path, metavar="FOLDER",
+                        help="results folders to merge into results/")  # fmt: skip
+    parser.add_argument("--builds", nargs="+", type=Path, default=[ROOT / "builds.txt"],
+                        help="the builds file(s) the folders were measured with")  # fmt: skip
+    parser.add_argument("--no-site-check", dest="site_check", action="store_false",
+                        help="publish as asv does (no vendored scripts, no browser)")  # fmt: skip
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
