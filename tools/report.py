@@ -355,11 +355,15 @@ def attribution_lines(build: BuildResult) -> list[str]:
             or str(found.get("note", "")).startswith("attributed at the first wrong size")
         ):
             continue
+        where = f"{found.get('subsystem') or '-'}"
+        where += f", #{found['bisect_number']}" if found.get("bisect_number") else ""
         if found.get("pass"):
-            number = f", #{found['bisect_number']}" if found.get("bisect_number") else ""
-            how = f"`{found['pass']}` ({found['method']}, {found.get('subsystem') or '-'}{number})"
+            how = f"`{found['pass']}` ({found['method']}, {where})"
+        elif found.get("method"):
+            how = f"{found['method']}: {where} ({found.get('note')})"
         else:
-            how = f"not attributed: {found.get('note')}"
+            note = str(found.get("note"))
+            how = note if note.startswith("not attributed") else f"not attributed: {note}"
         seconds = f", {found['seconds']} s" if found.get("seconds") is not None else ""
         lines.append(f"- {scenario}.{control} ({_size(n)}): {how}{seconds}")
     return lines
