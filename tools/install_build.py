@@ -88,14 +88,16 @@ def main(argv: list[str] | None = None) -> int:
         if installed != build["spec"]:
             error = f"asked for torch {build['spec']}, but {identity['torch_version']} is installed"
     record.update(identity or {})
-    record.update(installed=error is None, error=error, torch_wheel=wheels.get("torch"))
+    path = args.results / "builds" / machine / f"{commit}.json"
+    wheel = wheels.get("torch") or _kept_wheel(path, identity)
+    record.update(installed=error is None, error=error, torch_wheel=wheel)
     if error is None:
         client_errors = [e for e in (_pip("install", list(args)) for args in CLIENTS) if e]
         record["clients_error"] = "; ".join(client_errors) or None
         for problem in client_errors:
             print(f"writeback: a client library did not install (its scenario will skip): "
                   f"{problem}", file=sys.stderr)  # fmt: skip
-    _save(args.results / "builds" / machine / f"{commit}.json", record)
+    _save(path, record)
     if error:
         print(f"writeback: build {build['name']} did not install: {error}", file=sys.stderr)
         return 1
