@@ -1,5 +1,6 @@
 """The builds file (every kind, clear errors) and the ledger (deterministic ids)."""
 
+import json
 import datetime as dt
 import subprocess
 import sys
@@ -134,3 +135,14 @@ def test_commits_carry_the_build_dates(tmp_path):
     ).stdout.split("\n")  # fmt: skip
     assert dates[0] == "2026-10-28 2026-10-28"
     assert entries[0].build["date"] == "2026-07-08"
+
+
+def test_a_reinstall_that_installs_nothing_keeps_the_proven_wheel(tmp_path):
+    import install_build
+
+    path = tmp_path / "record.json"
+    wheel = {"sha256": "ab" * 32, "url": "file:///w.whl", "version": "2.13.0+cpu"}
+    path.write_text(json.dumps({"torch_version": "2.13.0+cpu", "torch_wheel": wheel}))
+    assert install_build._kept_wheel(path, {"torch_version": "2.13.0+cpu"}) == wheel
+    assert install_build._kept_wheel(path, {"torch_version": "2.14.1"}) is None
+    assert install_build._kept_wheel(tmp_path / "absent.json", {"torch_version": "x"}) is None

@@ -167,6 +167,17 @@ def _pip_install_reported(pip_args: list[str]) -> tuple[str | None, dict]:
     return error, wheels
 
 
+def _kept_wheel(path: Path, identity: dict | None) -> dict | None:
+    """The wheel an earlier install of this build recorded, when pip installed nothing now
+    (the same torch was already there): a reinstall must not lose what was proven."""
+    if not path.is_file() or not identity:
+        return None
+    earlier = json.loads(path.read_text())
+    if earlier.get("torch_version") != identity.get("torch_version"):
+        return None
+    return earlier.get("torch_wheel")
+
+
 def _pip(command: str, pip_args: list[str]) -> str:
     """Run `pip COMMAND`; return '' on success, else the last line pip printed as an error."""
     env = {**os.environ, "PIP_CONSTRAINT": "/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
