@@ -1,7 +1,7 @@
 """The builds file (every kind, clear errors) and the ledger (deterministic ids)."""
 
-import json
 import datetime as dt
+import json
 import subprocess
 import sys
 from pathlib import Path
