@@ -204,7 +204,23 @@ def test_an_interrupted_run_says_so_in_one_line_and_resumes(full):
     assert "Traceback" not in out and "Interrupted." not in out
     last = out.strip().splitlines()[-1]
     assert "interrupted" in last and "run the same command again to resume" in last
+    time.sleep(1)
+    assert not _running_in(full), "asv or a benchmark process outlived the interrupt"
     saved = next((full / "results" / "m4").glob(f"{first[:8]}-*.json")).read_bytes()
     history(full, machine="m4")
     assert next((full / "results" / "m4").glob(f"{first[:8]}-*.json")).read_bytes() == saved
     assert values(full, "m4", commits(full)["b"]) == [6, 2 * 1048576]
+
+
+def _running_in(work: Path) -> list[str]:
+    """Command lines of live (not zombie) processes that run from `work`'s asv environment."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            state = (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if state != "Z" and str(work / ".asv") in command:
+            found.append(command)
+    return found

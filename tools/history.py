@@ -37,6 +37,7 @@ its run is complete, so the same command resumes with the builds not yet saved.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -225,12 +226,39 @@ def _asv(*args: str, config: Path | None, interruptible: bool = False) -> int:
         return process.wait()
     except KeyboardInterrupt:
         if interruptible:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+            _stop_tree(process)
         raise
+
+
+def _stop_tree(process: subprocess.Popen) -> None:
+    """Stop asv and everything it started: its forkserver and the benchmark processes under
+    it run in sessions of their own, so a process group would miss them."""
+    tree = [process.pid, *_descendants(process.pid)]
+    for pid in tree:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=30)
+    for pid in tree:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid`, read from /proc (Linux)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def _has_results(results: Path, machine: str, entry) -> bool:
