@@ -104,13 +104,13 @@ def test_costs_agree_with_the_verdicts_and_the_code(swap_record):
 def test_generated_code_is_kept_for_every_inductor_compile(swap_record):
     record, root = swap_record
     for row in (r for r in record["rows"] if r["backend"] == "inductor"):
-        folder = root / record["build"] / record["isa"] / "snapshot_swap" / row["control"] / "n3"
+        kept = root / record["machine"] / record["build"] / record["isa"] / "snapshot_swap"
+        folder = kept / row["control"] / "n3"
         assert row["code_dir"] == str(folder)
         assert "def call(" in (folder / "wrapper.py").read_text()
         assert "kernel(" in (folder / "kernels.cpp").read_text()
-    saved = json.loads(
-        (root / record["build"] / record["isa"] / "snapshot_swap" / "probe.json").read_text()
-    )
+    kept = root / record["machine"] / record["build"] / record["isa"] / "snapshot_swap"
+    saved = json.loads((kept / "probe.json").read_text())
     assert saved["rows"] == record["rows"]
 
 
