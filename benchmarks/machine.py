@@ -30,6 +30,8 @@ VECTOR_FLAG = re.compile(r"^(avx\w*|amx\w*|sse\w*|ssse3|fma|f16c|asimd\w*|sve\w*
 
 ISA_ENV = "WRITEBACK_ISA"
 MACHINE_ENV = "WRITEBACK_MACHINE"
+RESOLVED_ENV = "WRITEBACK_MACHINE_NAME"
+"""The final name, exported by tools/asv_project.py to what asv runs (no suffix added again)."""
 
 
 def cpu_identity(cpuinfo: str | None = None) -> dict:
@@ -66,6 +68,8 @@ def requested_isa() -> str | None:
 
 def machine_name(identity: dict | None = None, host: str | None = None) -> str:
     """This machine's name (see the module docstring)."""
+    if resolved := os.environ.get(RESOLVED_ENV, "").strip():
+        return resolved
     ident = identity or cpu_identity()
     base = os.environ.get(MACHINE_ENV, "").strip()
     if not base:

@@ -19,7 +19,7 @@ EPYC = "model name\t: AMD EPYC 7B13 64-Core Processor\nflags\t\t: fpu sse sse2 a
 
 @pytest.fixture(autouse=True)
 def _no_knobs(monkeypatch):
-    for knob in (machine.MACHINE_ENV, machine.ISA_ENV):
+    for knob in (machine.MACHINE_ENV, machine.ISA_ENV, machine.RESOLVED_ENV):
         monkeypatch.delenv(knob, raising=False)
 
 
@@ -63,3 +63,11 @@ def test_the_machine_file_lives_in_the_project_and_records_the_hardware(tmp_path
     saved = json.loads((tmp_path / ".asv" / "asv-machine.json").read_text())
     assert saved["lab"] == info and saved["version"] == 1
     assert info["cpu_id"] and info["arch"] and info["num_cpu"] and info["ram"] != "0"
+
+
+def test_the_name_asv_project_exports_is_taken_as_it_is(monkeypatch):
+    """asv's children get the final name: an ISA suffix is never added twice."""
+    monkeypatch.setenv(machine.MACHINE_ENV, "lab")
+    monkeypatch.setenv(machine.ISA_ENV, "avx2")
+    monkeypatch.setenv(machine.RESOLVED_ENV, "lab-avx2")
+    assert machine.machine_name() == "lab-avx2"

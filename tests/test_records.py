@@ -76,7 +76,7 @@ def project(tmp_path_factory):
 def environment(machine: str, env: dict | None = None) -> dict:
     """The environment of a user's run: this machine, no knob unless `env` sets one (the
     tests' conftest sets some for the tests' own process)."""
-    knobs = ("SIZES", "INSTRUCTIONS", "ISA", "ATTRIBUTION", "ARTIFACTS", "CACHE")
+    knobs = ("SIZES", "INSTRUCTIONS", "ISA", "ATTRIBUTION", "ARTIFACTS", "CACHE", "MACHINE_NAME")
     clean = {k: v for k, v in os.environ.items() if k not in {f"WRITEBACK_{n}" for n in knobs}}
     return {**clean, "WRITEBACK_MACHINE": machine, **(env or {})}
 

@@ -11,8 +11,8 @@ What it adds to asv (everything else is asv's own command line):
 - before `run`, `find` or `continuous`, results already filed under that machine name must have
   been measured on this CPU: otherwise it stops and says so (results of another CPU are never
   taken as this machine's);
-- `WRITEBACK_MACHINE` is exported to what asv runs, so the records kept beside asv's results
-  are filed under the same machine as asv's own.
+- the final name is exported to what asv runs (`WRITEBACK_MACHINE_NAME`), so the records kept
+  beside asv's results are filed under the same machine as asv's own.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def prepare(name: str | None, results_dir: Path, root: Path = ROOT, measuring: b
     if measuring and (problem := identity_problem(results_dir, name)):
         raise WrongMachine(problem)
     register(name, root)
-    os.environ[host.MACHINE_ENV] = name
+    os.environ[host.RESOLVED_ENV] = name
     return name
 
 

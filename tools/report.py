@@ -380,8 +380,17 @@ def _coordinate_order(coordinate: str) -> tuple[int, str]:
 
 
 def _identity(results_dir: Path, machine: str, entry) -> dict:
+    """This machine's install record of the build; else another machine's (the build is the
+    same everywhere; asv does not reinstall a build a second machine of the same host and
+    environment measures), saying whose."""
     path = results_dir / "builds" / machine / f"{entry.commit}.json"
-    return json.loads(path.read_text()) if path.is_file() else {}
+    if path.is_file():
+        return json.loads(path.read_text())
+    for other in sorted((results_dir / "builds").glob(f"*/{entry.commit}.json")):
+        record = json.loads(other.read_text())
+        if record.get("installed"):
+            return {**record, "recorded_by": other.parent.name}
+    return {}
 
 
 def _row_for(build: BuildResult, scenario: str, key: str, combo: tuple) -> dict:
@@ -398,8 +407,10 @@ def _identity_line(build: BuildResult) -> str:
     if not ident:
         return (f"ledger commit {build.commit[:8]}; no install record in "
                 f"results/builds/{build.machine}/")  # fmt: skip
+    by = f" (install recorded by {ident['recorded_by']})" if ident.get("recorded_by") else ""
+    pip = " ".join(ident.get("pip_args", []))
     return (
-        f"ledger commit {build.commit[:8]}; installed `{' '.join(ident.get('pip_args', []))}` -> "
+        f"ledger commit {build.commit[:8]}{by}; installed `{pip}` -> "
         f"torch {ident.get('torch_version', '?')}, upstream commit "
         f"{ident.get('torch_git_version', '?')}"
     )
