@@ -57,5 +57,5 @@ test: lint
 	$(PY) -m pytest
 
 lint: $(VENV)/.installed-test
-	$(PY) -m ruff check benchmarks tools tests
-	$(PY) -m ruff format --check benchmarks tools tests
+	$(PY) -m ruff check --no-cache benchmarks tools tests
+	$(PY) -m ruff format --no-cache --check benchmarks tools tests

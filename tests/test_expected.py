@@ -9,8 +9,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import builds  # noqa: E402
-import expected  # noqa: E402
 import ledger  # noqa: E402
+
+import expected  # noqa: E402
 
 RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
 
