@@ -16,6 +16,11 @@ from .contract import Case
 BACKENDS = ("eager", "aot_eager", "inductor")
 """Where a control runs: the plain call, torch.compile without and with Inductor's codegen."""
 
+ASV_BACKENDS = ("inductor", "aot_eager", "eager")
+"""`BACKENDS` as asv's parameter values: the compiled one first, because asv's graphs open on
+a parameter's first value (an `eager` line is all zeros). The probes still run in `BACKENDS`
+order."""
+
 COST_BACKEND = "inductor"
 
 

@@ -37,6 +37,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -77,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         "attempted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
     print(f"writeback: installing {build['name']}: pip install {' '.join(build['pip_args'])}")
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="writeback-wheel-") as folder:
         pip_args, error = _checked_pip_args(build, Path(folder))
         error, wheels = (error, {}) if error else _pip_install_reported(pip_args)
@@ -97,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         for problem in client_errors:
             print(f"writeback: a client library did not install (its scenario will skip): "
                   f"{problem}", file=sys.stderr)  # fmt: skip
+    record["install_seconds"] = round(time.monotonic() - started, 1)  # the report's time table
     _save(path, record)
     if error:
         print(f"writeback: build {build['name']} did not install: {error}", file=sys.stderr)

@@ -78,6 +78,7 @@ def probe_scenario(
         "rows": [],
     }
     total = len(chosen) * len(sizes) * len(backends)
+    started = time.monotonic()
     with (
         tempfile.TemporaryDirectory(prefix="writeback-code-") as scratch_root,
         _fresh_cache(inductor_cache),
@@ -89,8 +90,14 @@ def probe_scenario(
             for row in rows:
                 record["rows"].append(row)
                 _progress(scenario, row, len(record["rows"]), total)
+        callgrind_started = time.monotonic()
         if count_instructions:
             _count_instructions(scenario, record["isa"], record["rows"])
+        # where the time went (the report's time table): the whole probe, and callgrind in it
+        record["seconds"] = {
+            "probe": round(time.monotonic() - started, 1),
+            "callgrind": round(time.monotonic() - callgrind_started, 1),
+        }
         if artifacts_root is None:
             for row in record["rows"]:
                 row["code_dir"] = None

@@ -1,0 +1,61 @@
+"""Where a build's time went, from what the run itself kept: the install record's
+`install_seconds` (tools/install_build.py), asv's durations in its results file (each
+`setup_cache`: the probe that compiles and checks every combination, with attribution and
+callgrind in it; each benchmark: its asv processes), and the probe records' `seconds`
+(callgrind's share of a setup_cache).
+
+The figures are process seconds of one build as asv ran it; builds measured side by side on
+this 2-core machine share the cores, so a build's sum is more than its share of the wall
+clock. Compare builds of one run, not runs.
+"""
+
+from __future__ import annotations
+
+SETUP_CACHE = "<setup_cache "
+
+
+def time_spent(durations: dict, install_seconds: float | None, callgrind: dict) -> dict:
+    """One build's seconds by phase. `durations`: asv's `Results.duration` (benchmark name or
+    `<setup_cache module:line>` -> seconds); `callgrind`: scenario -> callgrind seconds."""
+    setup = {}
+    processes = {}
+    for key, seconds in durations.items():
+        if key.startswith(SETUP_CACHE):
+            scenario = key[len(SETUP_CACHE):].split(":", 1)[0]
+            setup[scenario] = setup.get(scenario, 0.0) + float(seconds)
+        elif not key.startswith("<"):
+            scenario = key.split(".", 1)[0]
+            processes[scenario] = processes.get(scenario, 0.0) + float(seconds)
+    phases = {
+        "install": install_seconds,
+        "setup_cache": sum(setup.values()),
+        "callgrind": sum(callgrind.values()),
+        "asv processes": sum(processes.values()),
+    }
+    counted = [v for k, v in phases.items() if k != "callgrind" and v is not None]
+    return {**phases, "total": sum(counted), "setup_by_scenario": setup,
+            "processes_by_scenario": processes}  # fmt: skip
+
+
+def render(rows: list[tuple[str, dict]]) -> list[str]:
+    """Markdown lines: one row per (build label, `time_spent` figures)."""
+    if not rows:
+        return []
+    lines = [
+        "| build | install | setup_cache (compile + check) | of which callgrind "
+        "| asv benchmark processes | total | slowest setup_cache |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for label, spent in rows:
+        slowest = max(spent["setup_by_scenario"].items(), key=lambda kv: kv[1], default=None)
+        lines.append(
+            f"| {label} | {_seconds(spent['install'])} | {_seconds(spent['setup_cache'])} "
+            f"| {_seconds(spent['callgrind'])} | {_seconds(spent['asv processes'])} "
+            f"| {_seconds(spent['total'])} "
+            f"| {f'{slowest[0]} {_seconds(slowest[1])}' if slowest else '-'} |"
+        )
+    return lines
+
+
+def _seconds(value) -> str:
+    return "not recorded" if value is None else f"{value:,.0f} s"
