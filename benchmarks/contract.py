@@ -84,7 +84,7 @@ def check(call, case: Case, reference=None) -> Verdict:
     """
     views = {name: tensor.view(tensor.shape) for name, tensor in case.inputs.items()}
     addresses = {name: storage_address(tensor) for name, tensor in case.inputs.items()}
-    copies = {name: tensor.clone() for name, tensor in case.inputs.items()} if reference else {}
+    copies = copies_keeping_aliases(case.inputs) if reference else {}
     result = call(*case.inputs.values())
     returned = _as_tuple(result)
 
@@ -105,6 +105,27 @@ def check(call, case: Case, reference=None) -> Verdict:
             alias_wrong(list(case.returns), returned, case.inputs, reference_returns, copies)
         )
     return Verdict(wrong=wrong, moved=moved)
+
+
+def copies_keeping_aliases(inputs: dict) -> dict:
+    """Copies of `inputs` for the eager reference: one new storage per storage the inputs
+    share, each copy a view of it with its input's offset, sizes and strides, so inputs that
+    are views of one tensor (or one storage seen as two dtypes) are so in the copies too.
+    A clone per input would give the reference unaliased inputs, and a different meaning."""
+    storages = {}
+    copies = {}
+    for name, tensor in inputs.items():
+        if not isinstance(tensor, torch.Tensor):
+            copies[name] = tensor
+            continue
+        source = tensor.untyped_storage()
+        key = (source.data_ptr(), source.nbytes())
+        if key not in storages:
+            storages[key] = source.clone()
+        copy = torch.empty(0, dtype=tensor.dtype, device=tensor.device)
+        copy.set_(storages[key], tensor.storage_offset(), tensor.size(), tensor.stride())
+        copies[name] = copy
+    return copies
 
 
 def alias_wrong(names, returned, inputs, reference_returns, reference_inputs) -> dict[str, int]:

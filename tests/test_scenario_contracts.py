@@ -51,8 +51,11 @@ def test_eager_keeps_every_entrys_contract(scenario, entry, size):
         assert sum(t.numel() for t in case.inputs.values()) >= 1_000_000 // 2
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("error")  # no deprecated overlap, no undefined behaviour flagged
-        verdict = check(entry.fn, case)
+        # with its own eager function as the reference, so the alias probe runs too: eager
+        # must alias as eager does (inputs that are views of one tensor stay so in the copies)
+        verdict = check(entry.fn, case, reference=entry.fn)
     assert verdict.ok, verdict.describe()
+    assert any(coordinate.startswith("alias_") for coordinate in verdict.wrong)
 
 
 def _as_tuple(result):
