@@ -521,6 +521,83 @@ def _vmap_grad_case(size):
     )
 
 
+# --- dtype_view_custom_op_diagonal_scatter (#197408) ----------------------------------------
+
+
+@_custom_op("copy_into", ("dst",))
+def _copy_into(dst: torch.Tensor, src: torch.Tensor) -> None:
+    dst.copy_(src)
+
+
+def dtype_view_custom_op_diagonal_scatter(cache, data, diag):
+    """#197408: a mutable custom op writes through a float32 view of an int32 input; the
+    diagonal scatter of that view is copied back into the input and returned. Eager returns a
+    fresh tensor; compiled, the scatter is reinplaced into the input."""
+    view = cache.view(torch.float32)
+    _copy_into(view, data)
+    updated = torch.diagonal_scatter(view, diag)
+    cache.copy_(updated.view(torch.int32))
+    return updated
+
+
+def _dtype_view_scatter_case(size):
+    side = _square(size)
+    cache = torch.zeros(side, side, dtype=torch.int32)
+    data, diag = _values(side, side), -_values(side)
+    updated = data.clone()
+    updated.diagonal().copy_(diag)
+    return Case(
+        inputs={"cache": cache, "data": data, "diag": diag},
+        after={"cache": updated.clone().view(torch.int32), "data": data.clone(),
+               "diag": diag.clone()},
+        returns={"updated": updated},
+    )  # fmt: skip
+
+
+# --- custom_op_same_tensor_twice (#196657, a CPU analogue) ---------------------------------
+
+
+@_custom_op("one_then_add_two", ("out0", "out1"))
+def _one_then_add_two(out0: torch.Tensor, out1: torch.Tensor) -> None:
+    out0.fill_(1.0)
+    out1.add_(2.0)
+
+
+def custom_op_same_tensor_twice(x):
+    """#196657 (reported for a user Triton kernel on a GPU): one tensor passed as two mutated
+    arguments must stay one tensor, so the second write sees the first. The report's fault is
+    in the Triton kernel wrapper's functionalization, which clones each mutated argument on its
+    own; a Triton kernel needs a GPU, so this entry passes the tensor twice to a mutable
+    `torch.library` op instead (functionalized by `auto_functionalized`, another path)."""
+    _one_then_add_two(x, x)
+    return x
+
+
+def _same_tensor_twice_case(size):
+    x = _values(_length(size))
+    expected = torch.full_like(x, 3.0)
+    return Case(inputs={"x": x}, after={"x": expected}, returns={"x": expected})
+
+
+# --- noop_view_resize_across_break (#191449) -----------------------------------------------
+
+
+def noop_view_resize_across_break(x):
+    """#191449: a no-op view returned from a graph beside its base must stay its own tensor;
+    `resize_` on it graph-breaks, runs in eager between two compiled graphs, and must leave the
+    base's shape alone. Compiled without fullgraph (`Control.fullgraph`): the fault is at the
+    boundary between the graphs. The view shrinks, so no element is left uninitialized."""
+    base = x + 1
+    alias = base.view(-1)
+    alias.resize_(1)
+    return base + 1
+
+
+def _noop_view_resize_case(size):
+    x = _values(_length(size))
+    return Case(inputs={"x": x}, after={"x": x.clone()}, returns={"out": x.clone() + 2})
+
+
 _FOREACH = ("torch._foreach_copy_",)
 _CUSTOM_OP = ("torch.library.custom_op",)
 CATALOGUE = Scenario(
@@ -590,6 +667,15 @@ CATALOGUE = Scenario(
         Control("vmap_grad_index_put_expand", vmap_grad_index_put_expand,
                 requires=("torch.func.vmap", "torch.func.grad_and_value"),
                 make_case=_vmap_grad_case, issue=ISSUES + "188084"),
+        Control("dtype_view_custom_op_diagonal_scatter", dtype_view_custom_op_diagonal_scatter,
+                requires=_CUSTOM_OP, make_case=_dtype_view_scatter_case,
+                issue=ISSUES + "197408"),
+        Control("custom_op_same_tensor_twice", custom_op_same_tensor_twice,
+                requires=_CUSTOM_OP, make_case=_same_tensor_twice_case,
+                issue=ISSUES + "196657"),
+        Control("noop_view_resize_across_break", noop_view_resize_across_break,
+                make_case=_noop_view_resize_case, issue=ISSUES + "191449",
+                fix=PULLS + "191844", fullgraph=False),
     ),
     sizes=SIZES,
     param_names=("pattern", "backend", "size"),

@@ -168,7 +168,7 @@ def _prepare_timed_call(record, control, n):
         raise Unsupported(f"{scenario.name}: timing with fresh inputs per call is not built yet")
     chosen = scenario.control(control)
     artifacts.use_inductor_cache(inductor_cache())  # the cache setup_cache just filled
-    fn = torch.no_grad()(build(chosen.fn, COST_BACKEND))
+    fn = torch.no_grad()(build(chosen.fn, COST_BACKEND, chosen.fullgraph))
     first = scenario.case(chosen, n)
     fn(*first.inputs.values())  # compiles; a cache hit after setup_cache
     case = scenario.case(chosen, n)

@@ -100,7 +100,7 @@ def _attribute(holds: Callable[[], bool], bisector: bool) -> dict:
 
 def _contract_holds(scenario: Scenario, control: Control, size) -> Callable[[], bool]:
     def holds() -> bool:
-        compiled = build(control.fn, "inductor")  # the bisector may swap the backend
+        compiled = build(control.fn, "inductor", control.fullgraph)  # the bisector may swap it
         with torch.no_grad():  # the same contract as the verdict: eager's aliasing included
             return check(compiled, scenario.case(control, size), reference=control.fn).ok
 

@@ -30,7 +30,9 @@ class Control:
     `requires_module` a package it imports (a client library such as tensordict);
     `make_case` overrides the scenario's case builder (catalogue patterns have their own
     inputs); `issue` links the upstream report it reproduces, `fix` the pull request that fixes
-    it; `floor_operands` overrides the scenario's (its inputs differ)."""
+    it; `floor_operands` overrides the scenario's (its inputs differ). `fullgraph=False` lets
+    dynamo split the control at a graph break (a report whose fault lives between two compiled
+    graphs); every other control compiles as one graph, and a graph break is an error."""
 
     name: str
     fn: Callable
@@ -40,6 +42,7 @@ class Control:
     requires_module: str = ""
     floor_operands: Callable | None = None
     fix: str = ""
+    fullgraph: bool = True
 
 
 @dataclass(frozen=True)

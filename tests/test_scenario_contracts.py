@@ -40,8 +40,26 @@ def test_every_entry_names_its_shape_and_most_their_issue():
     assert all(c.issue.startswith(aliasing.ISSUES) for c in linked)
     assert len(linked) == len(names) - 1  # rotate3_foreach has no upstream report
     assert len(linked) >= 25  # issue 13: every report we know of, each entry linked
+    assert len({c.issue for c in linked}) >= 22  # distinct upstream reports (issue 13)
     fixed = [c for c in aliasing.CATALOGUE.controls if c.fix]
     assert all(c.fix.startswith(aliasing.PULLS) and c.issue for c in fixed)
+
+
+SPLIT = [(s, c) for s, c in ENTRIES if not c.fullgraph]
+
+
+def test_some_entry_compiles_across_a_graph_break():
+    assert SPLIT  # noop_view_resize_across_break (#191449): its fault is between two graphs
+
+
+@pytest.mark.parametrize(("scenario", "entry"), SPLIT, ids=_ids)
+def test_an_entry_compiled_without_fullgraph_needs_it(scenario, entry):
+    """`fullgraph=False` is for a control that cannot compile as one graph; one that can
+    should say fullgraph=True, where a graph break is an error."""
+    torch._dynamo.reset()
+    whole = torch.compile(entry.fn, backend="eager", fullgraph=True, dynamic=False)
+    with torch.no_grad(), pytest.raises(Exception, match="(?i)graph break|unsupported"):
+        whole(*scenario.case(entry, scenario.gate_size).inputs.values())
 
 
 @pytest.mark.parametrize(("scenario", "entry", "size"), SIZED, ids=_ids)

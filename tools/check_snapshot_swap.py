@@ -227,9 +227,11 @@ def _find_variant(rows, control, variant):
 
 
 def render(record: dict, rows: list[dict], sizes: tuple[int, ...]) -> str:
+    split = [c.name for c in SCENARIOS[record["scenario"]].controls if not c.fullgraph]
+    graphs = "fullgraph=True" + (f" (False for {', '.join(split)})" if split else "")
     head = (
         f"torch {record['torch_version']} (commit {record['torch_git_version']}), "
-        f"vector ISA {record['isa']}, one thread, fullgraph=True, dynamic=False"
+        f"vector ISA {record['isa']}, one thread, {graphs}, dynamic=False"
     )
     parts = [f"{record['scenario']}: {head}", values_table(rows, sizes)]
     if SCENARIOS[record["scenario"]].measure_cost:

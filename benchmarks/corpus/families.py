@@ -6,7 +6,12 @@ _foreach_copy_(i1,i0,t0,t1)`. `group` takes the key function as a parameter: gro
 pass an attribution blames (issue 12) is another key function.
 
 `CATALOGUE_SHAPES` writes the entries of `aliasing.py` and the swap controls that the grammar
-can express as corpus programs, so a family can say which reported pattern it is.
+can express as corpus programs, so a family can say which reported pattern it is. Literals do
+not count, so `shift_clone`'s shape is `shift_clone_back`'s too; `scatter_copy_back_output`
+takes its one-row source as a slice (corpus inputs share one shape). Not expressible: dtype
+views (`dtype_view_then_mutate`, `dtype_view_custom_op_diagonal_scatter`), inputs that are
+views of each other (`aliased_input_view_return`), `resize_` (`noop_view_resize_across_break`),
+dropout, custom ops, `index_add`/`scatter_add`, vmap.
 """
 
 from __future__ import annotations
@@ -68,6 +73,9 @@ CATALOGUE_SHAPES = {
         ("slice", "t0", "b", (0, 0, 4)), ("slice", "t1", "a", (0, 0, 4)),
         ("copy_", "", "t1 t0", ()), ("add_", "", "b", (1,)),
     ], "b"),
+    "aliasing.copy_of_mutated_input_control": _program("ab", [
+        ("copy_", "", "a b", ()), ("add_", "", "b", (1,)),
+    ], "b"),
     "aliasing.foreach_add_flip": _program("a", [
         ("flip", "t0", "a", (0,)), ("_foreach_add_", "", "a t0", ()),
     ], "a"),
@@ -97,6 +105,15 @@ CATALOGUE_SHAPES = {
     "aliasing.transpose_copy": _program("a", [
         ("transpose", "t0", "a", ()), ("mul", "t1", "t0", (1,)), ("copy_", "", "a t1", ()),
     ], "a"),
+    "aliasing.unfold_gap_add": _program("a", [
+        ("unfold", "t0", "a", (1, 1, 3)), ("add_", "", "t0 t0", ()),
+    ], "a"),
+    "aliasing.add_zero_output": _program("a", [("add", "t0", "a", (0,))], "t0"),
+    "aliasing.scatter_copy_back_output": _program("ab", [
+        ("slice", "t0", "b", (0, 0, 1)), ("slice_scatter", "t1", "a t0", (0, 0, 1)),
+        ("copy_", "", "a t1", ()),
+    ], "t1"),
+    "aliasing.dropout_identity_add_control": _program("a", [("add_", "", "a a", ())], "a"),
     "aliasing.rotate3_foreach": _program("abc", [
         ("clone", "t0", "c", ()), ("clone", "t1", "a", ()), ("clone", "t2", "b", ()),
         ("_foreach_copy_", "", "a b c t0 t1 t2", ()),

@@ -7,8 +7,9 @@ import torch
 from ..compat import Unsupported, cxx_compiler_problem, run_and_get_code
 
 
-def build(fn, backend: str):
-    """`fn` itself for `eager`, else a fresh `torch.compile` of it with the write-up's settings.
+def build(fn, backend: str, fullgraph: bool = True):
+    """`fn` itself for `eager`, else a fresh `torch.compile` of it with the write-up's settings
+    (`fullgraph=False` only for a control that says so: `Control.fullgraph`).
 
     Dynamo is reset first, so one compile never inherits another's cache entries (a
     recompile limit reached across backends and sizes would fall back to eager silently).
@@ -18,15 +19,16 @@ def build(fn, backend: str):
     if backend == "inductor" and (problem := cxx_compiler_problem()):
         raise Unsupported(problem)
     torch._dynamo.reset()
-    return torch.compile(fn, backend=backend, fullgraph=True, dynamic=False)
+    return torch.compile(fn, backend=backend, fullgraph=fullgraph, dynamic=False)
 
 
-def compile_and_capture(fn, inputs) -> tuple[object, list[str]]:
+def compile_and_capture(fn, inputs, fullgraph: bool = True) -> tuple[object, list[str]]:
     """Compile `fn` for Inductor by calling it once on `inputs` (consumed); return the compiled
     callable, now warm, and the generated wrapper source(s). The list is empty where Inductor
     generated no code (2.15.0 compiles `x + 0` to returning its input): the verdict is still
-    measured; a cost cannot be."""
-    compiled = build(fn, "inductor")
+    measured; a cost cannot be. A control compiled with `fullgraph=False` may yield one
+    wrapper per graph."""
+    compiled = build(fn, "inductor", fullgraph)
     with torch.no_grad():
         _, wrappers = run_and_get_code(compiled, *inputs)
     return compiled, wrappers

@@ -205,7 +205,7 @@ def _probe_control(
 
 
 def _probe_plain(row, scenario, control, n, backend) -> None:
-    fn = build(control.fn, backend)
+    fn = build(control.fn, backend, control.fullgraph)
     with torch.no_grad():
         case = scenario.case(control, n)
         verdict = check(fn, case, reference=control.fn)
@@ -219,7 +219,9 @@ def _probe_inductor(
     wrong size: `attribute_at` names it once known); for a correct one, measure the cost."""
     if with_cost and scenario.measure_cost:  # before the compile: this trace resets dynamo
         row["input_order"] = graph_input_order(control.fn, scenario.case(control, n).inputs)
-    compiled, wrappers = compile_and_capture(control.fn, scenario.case(control, n).inputs.values())
+    compiled, wrappers = compile_and_capture(
+        control.fn, scenario.case(control, n).inputs.values(), control.fullgraph
+    )
     if root is not None:
         folder = artifacts.code_dir(
             root, machine_name(), build_key(), isa(), scenario.name, control.name, n
