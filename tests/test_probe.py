@@ -232,8 +232,8 @@ def test_a_kernel_loop_the_parser_cannot_read_fails_the_row_naming_it(monkeypatc
     """The real compile and its verdict; the wrapper's first C++ loop gets a header of a form
     the loop parser does not read (a range-based for)."""
 
-    def capture_then_garble(fn, inputs):
-        compiled, wrappers = compile_and_capture(fn, inputs)
+    def capture_then_garble(fn, inputs, fullgraph=True):
+        compiled, wrappers = compile_and_capture(fn, inputs, fullgraph)
         kernel_at = wrappers[0].index("async_compile.cpp")
         head, tail = wrappers[0][:kernel_at], wrappers[0][kernel_at:]
         garbled = re.sub(r"\bfor\s*\(", "for (auto x0 : unread_range) for(", tail, count=1)
@@ -268,8 +268,8 @@ def test_the_timed_function_is_compiled_checked_and_timed_without_grad(monkeypat
     call with grad would time another compile than the one verified."""
     grad_modes = []
 
-    def recording_build(fn, backend):
-        compiled = build(fn, backend)
+    def recording_build(fn, backend, fullgraph=True):
+        compiled = build(fn, backend, fullgraph)
 
         def call(*args):
             grad_modes.append(torch.is_grad_enabled())
