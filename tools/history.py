@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     hashes = ROOT / ".asv" / "history-commits.txt"
     hashes.write_text("".join(f"{entry.commit}\n" for entry in todo))
     run_args = ["run", f"HASHFILE:{hashes}", "--machine", machine, "--record-samples"]
+    run_args.append(asv_project.REUSE_DISCOVERY)  # the benchmark list, unless its inputs changed
     if not quick:
         run_args.append("--skip-existing-successful")
     started = time.monotonic()
