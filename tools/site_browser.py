@@ -96,7 +96,7 @@ class Browser:
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
         try:
-            self.page.wait_for_function(expression, timeout=seconds * 1000, polling=250)
+            self.page.wait_for_function(expression, timeout=seconds * 1000, polling=50)
         except PlaywrightTimeout:
             return False
         return True
@@ -150,7 +150,9 @@ def site_problems(browser: Browser, url: str, screenshots: Path) -> list[str]:
     return problems
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, browser: Browser | None = None) -> int:
+    """The check, printed; 1 when a person would find something wrong. `browser`: one already
+    started (`make history` starts it while asv publishes), closed here."""
     import argparse
     import sys
 
@@ -159,12 +161,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", type=Path, default=root / "html")
     parser.add_argument("--screenshots", type=Path, default=root / "test-artifacts" / "site")
     args = parser.parse_args(argv)
-    server, browser = Server(args.html), Browser()
+    browser = browser or Browser()
     try:
-        problems = site_problems(browser, server.url, args.screenshots)
+        server = Server(args.html)
+        try:
+            problems = site_problems(browser, server.url, args.screenshots)
+        finally:
+            server.close()
     finally:
         browser.close()
-        server.close()
     for problem in problems:
         print(
             f"writeback: site check: {problem} (screenshot in {args.screenshots})", file=sys.stderr
