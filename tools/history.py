@@ -12,7 +12,8 @@ Steps, each printed as it starts:
   3. one `asv run HASHFILE:... --skip-existing-successful` over every build, oldest first: it
      runs only what this machine has no successful result for (all of it for a new build, a
      new scenario's benchmarks on old builds, failures again), installing a build
-     (tools/install_build.py) only when something is to run;
+     (tools/install_build.py) only when something is to run; the benchmark list is
+     discovered again only when something it depends on changed (`--reuse-discovery`);
   4. `asv publish` into html/, the verdict page html/writeback/index.html (verdict_page.py,
      linked from asv's navigation bar), then serve asv's scripts from html/vendor/
      (offline_site.py), and look at it in headless Chromium without network when Chromium is
