@@ -196,8 +196,9 @@ def _reuse_discovery(argv: list[str], machine: str) -> None:
     if listing.is_file() and known.get(key) == [inputs, _sha256(listing)]:
 
         def discover(cls, conf, repo, environments, commit_hash, regex=None, check=False):
+            shown = listing.relative_to(ROOT) if listing.is_relative_to(ROOT) else listing
             log.info(f"Discovering benchmarks: none of its inputs changed since it wrote "
-                     f"{listing}, so that is the list")  # fmt: skip
+                     f"{shown}, so that is the list")  # fmt: skip
             return cls.load(conf, regex=regex)
 
     else:
