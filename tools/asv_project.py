@@ -12,11 +12,19 @@ What it adds to asv (everything else is asv's own command line):
   been measured on this CPU: otherwise it stops and says so (results of another CPU are never
   taken as this machine's);
 - the final name is exported to what asv runs (`WRITEBACK_MACHINE_NAME`), so the records kept
-  beside asv's results are filed under the same machine as asv's own.
+  beside asv's results are filed under the same machine as asv's own;
+- `run --reuse-discovery` (what `make history` passes) takes the benchmark list from the
+  results folder's `benchmarks.json` instead of discovering it again (a process importing torch
+  and every benchmark module, seconds each run) when nothing discovery depends on changed
+  since asv wrote that file: every file under the benchmark directory, asv's configuration,
+  the commits (the first is the build discovery imports) and what pip installed for them, the
+  `WRITEBACK_*` and `ATEN_*` variables, Python and asv. Anything else, or a first run,
+  discovers as asv does and remembers what it discovered from (`.asv/discovery.json`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -30,6 +38,7 @@ from benchmarks import machine as host  # noqa: E402  (standard library only)
 
 MACHINE_FILE = ROOT / ".asv" / "asv-machine.json"
 MEASURING = ("run", "find", "continuous", "profile")
+REUSE_DISCOVERY = "--reuse-discovery"
 
 
 class WrongMachine(RuntimeError):
@@ -110,6 +119,8 @@ def _command(argv: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    reuse = REUSE_DISCOVERY in argv
+    argv = [arg for arg in argv if arg != REUSE_DISCOVERY]
     command = _command(argv)
     if command == "machine":
         print("writeback: the machine is registered by this wrapper itself "
@@ -123,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if command in MEASURING and named is None:
         argv[argv.index(command) + 1 : argv.index(command) + 1] = ["--machine", name]
+    if reuse and command == "run":
+        _reuse_discovery(argv, name)
     return run_asv(argv)
 
 
@@ -138,6 +151,71 @@ def run_asv(argv: list[str], root: Path = ROOT) -> int:
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return 0
+
+
+def discovery_inputs(argv: list[str], machine: str) -> str | None:
+    """A digest of everything asv's benchmark discovery for `run argv` depends on; None when
+    the commits are not named by a HASHFILE (a range's commits move with the ledger)."""
+    hashfile = next((Path(a[9:]) for a in argv if a.startswith("HASHFILE:")), None)
+    if hashfile is None or not hashfile.is_file():
+        return None
+    from asv import __version__ as asv_version
+
+    config = Path(_option(argv, "--config") or ROOT / "asv.conf.json").resolve()
+    bench = config.parent / json.loads(config.read_text()).get("benchmark_dir", "benchmarks")
+    commits = hashfile.read_text()
+    digest = hashlib.sha256(config.read_bytes())
+    for path in sorted(bench.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(f"\0{path.relative_to(bench)}\0".encode() + path.read_bytes())
+    variables = sorted(
+        (k, v) for k, v in os.environ.items() if k.startswith(("WRITEBACK_", "ATEN_"))
+    )
+    digest.update(json.dumps([commits, argv, variables, sys.version, asv_version]).encode())
+    for commit in commits.split():  # what was installed for each (a local wheel may change)
+        record = results_dir(argv) / "builds" / machine / f"{commit}.json"
+        if record.is_file():
+            installed = json.loads(record.read_text())
+            keys = ("torch_version", "torch_git_version", "torch_wheel", "clients_error")
+            digest.update(json.dumps([installed.get(k) for k in keys]).encode())
+    return digest.hexdigest()
+
+
+def _reuse_discovery(argv: list[str], machine: str) -> None:
+    """Make asv's discovery read the results folder's benchmarks.json when a discovery from
+    the same inputs wrote it; otherwise discover as asv does and remember the inputs."""
+    from asv.benchmarks import Benchmarks
+    from asv.console import log
+
+    inputs = discovery_inputs(argv, machine)
+    if inputs is None:
+        return
+    key = str(results_dir(argv))
+    listing, memo = Path(key) / "benchmarks.json", ROOT / ".asv" / "discovery.json"
+    known = json.loads(memo.read_text()) if memo.is_file() else {}
+    if listing.is_file() and known.get(key) == [inputs, _sha256(listing)]:
+
+        def discover(cls, conf, repo, environments, commit_hash, regex=None, check=False):
+            shown = listing.relative_to(ROOT) if listing.is_relative_to(ROOT) else listing
+            log.info(f"Discovering benchmarks: none of its inputs changed since it wrote "
+                     f"{shown}, so that is the list")  # fmt: skip
+            return cls.load(conf, regex=regex)
+
+    else:
+        asv_discover = Benchmarks.discover.__func__
+
+        def discover(cls, conf, repo, environments, commit_hash, regex=None, check=False):
+            found = asv_discover(cls, conf, repo, environments, commit_hash, regex, check)
+            found.save()
+            known[key] = [inputs, _sha256(listing)]
+            memo.write_text(json.dumps(known, indent=1) + "\n")
+            return found
+
+    Benchmarks.discover = classmethod(discover)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ Steps, each printed as it starts:
   3. one `asv run HASHFILE:... --skip-existing-successful` over every build, oldest first: it
      runs only what this machine has no successful result for (all of it for a new build, a
      new scenario's benchmarks on old builds, failures again), installing a build
-     (tools/install_build.py) only when something is to run;
+     (tools/install_build.py) only when something is to run; the benchmark list is
+     discovered again only when something it depends on changed (`--reuse-discovery`);
   4. `asv publish` into html/, the verdict page html/writeback/index.html (verdict_page.py,
      linked from asv's navigation bar), then serve asv's scripts from html/vendor/
      (offline_site.py), and look at it in headless Chromium without network when Chromium is
@@ -114,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     hashes = ROOT / ".asv" / "history-commits.txt"
     hashes.write_text("".join(f"{entry.commit}\n" for entry in todo))
     run_args = ["run", f"HASHFILE:{hashes}", "--machine", machine, "--record-samples"]
+    run_args.append(asv_project.REUSE_DISCOVERY)  # the benchmark list, unless its inputs changed
     if not quick:
         run_args.append("--skip-existing-successful")
     started = time.monotonic()
@@ -151,19 +153,30 @@ def publish(site_check: bool, results: Path, ledger: Path) -> list[str]:
     """Step 4: `asv publish` into html/ with the verdict page, made self-contained and looked
     at in Chromium (when `site_check`). Returns the problems found, one line each."""
     _step("4. publish html/ (asv publish) with the verdict page, self-contained")
-    if _asv("publish", config=None) != 0:
-        return ["asv publish failed (see above)"]
-    page = verdict_page.publish(ROOT / "html", results, ledger)
-    print(f"   verdict page: {page.relative_to(ROOT)} (opens from the file system)")
-    if site_check and offline_site.main(["--html", str(ROOT / "html")]) != 0:
-        return ["html/ is not self-contained (see above)"]
-    if site_check and shutil.which("chromium"):
-        _step("4b. check the site as a person sees it (headless Chromium, no network)")
-        if site_browser.main(["--html", str(ROOT / "html")]) != 0:
-            return ["the published site does not show what it should (see above)"]
-    elif site_check:
-        print("   (install Debian's chromium to have the site checked in a browser here)")
-    return []
+    look = site_check and shutil.which("chromium")
+    publishing = _start_asv("publish", config=None)
+    try:
+        browser = site_browser.Browser() if look else None  # starts while asv publishes
+    finally:
+        published = publishing.wait()
+    try:
+        if published != 0:
+            return ["asv publish failed (see above)"]
+        page = verdict_page.publish(ROOT / "html", results, ledger)
+        print(f"   verdict page: {page.relative_to(ROOT)} (opens from the file system)")
+        if site_check and offline_site.main(["--html", str(ROOT / "html")]) != 0:
+            return ["html/ is not self-contained (see above)"]
+        if look:
+            _step("4b. check the site as a person sees it (headless Chromium, no network)")
+            started, browser = browser, None  # site_browser.main closes it
+            if site_browser.main(["--html", str(ROOT / "html")], started) != 0:
+                return ["the published site does not show what it should (see above)"]
+        elif site_check:
+            print("   (install Debian's chromium to have the site checked in a browser here)")
+        return []
+    finally:
+        if browser is not None:
+            browser.close()
 
 
 def write_report(results: Path, ledger: Path, machine: str | None) -> list[report.BuildResult]:
@@ -219,15 +232,19 @@ def _step(text: str) -> None:
 def _asv(*args: str, config: Path | None, interruptible: bool = False) -> int:
     """asv through tools/asv_project.py. `interruptible`: asv runs in a session of its own, so
     Ctrl-C reaches only this script, which stops asv (and what it runs) without asv's trace."""
-    command = [sys.executable, str(ROOT / "tools" / "asv_project.py")]
-    command += (["--config", str(config)] if config else []) + list(args)
-    process = subprocess.Popen(command, cwd=ROOT, start_new_session=interruptible)
+    process = _start_asv(*args, config=config, interruptible=interruptible)
     try:
         return process.wait()
     except KeyboardInterrupt:
         if interruptible:
             _stop_tree(process)
         raise
+
+
+def _start_asv(*args: str, config: Path | None, interruptible: bool = False) -> subprocess.Popen:
+    command = [sys.executable, str(ROOT / "tools" / "asv_project.py")]
+    command += (["--config", str(config)] if config else []) + list(args)
+    return subprocess.Popen(command, cwd=ROOT, start_new_session=interruptible)
 
 
 def _stop_tree(process: subprocess.Popen) -> None:

@@ -2,7 +2,7 @@
 
     python tools/site_browser.py [--html html]     (`make history` runs it when Chromium exists)
 
-`Browser` drives Debian's Chromium over the DevTools protocol (websocket-client). Every
+`Browser` drives Debian's Chromium with Playwright (through its executable path). Every
 host but 127.0.0.1 is unresolvable (`--host-resolver-rules`), so a page that still loads
 scripts from a CDN fails here exactly as it fails on an offline machine. `site_problems`
 returns what is wrong with a site, in words; an empty list means a person would see the
@@ -11,26 +11,17 @@ writeback benchmarks and the scratch graph with its unit.
 
 from __future__ import annotations
 
-import base64
 import functools
 import http.server
-import itertools
-import json
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
-import time
-import urllib.request
 from pathlib import Path
 
-import websocket
-
 FLAGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--remote-allow-origins=*", "--window-size=1280,900",
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]  # fmt: skip
 
@@ -81,66 +72,45 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 class Browser:
+    """Debian's Chromium, headless, driven by Playwright (never a downloaded browser)."""
+
     def __init__(self):
-        self.profile = Path(tempfile.mkdtemp(prefix="writeback-chromium-"))
-        self.process = subprocess.Popen(
-            [chromium(), *FLAGS, "--remote-debugging-port=0",
-             f"--user-data-dir={self.profile}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        port = self._port()
-        pages = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
-        target = next(p for p in pages if p["type"] == "page")
-        self.ws = websocket.create_connection(target["webSocketDebuggerUrl"], timeout=60)
-        self.ids = itertools.count(1)
+        from playwright.sync_api import sync_playwright  # here: `make history` imports this module
 
-    def _port(self) -> int:
-        active = self.profile / "DevToolsActivePort"
-        for _ in range(300):
-            if active.is_file() and active.read_text().strip():
-                return int(active.read_text().split()[0])
-            if self.process.poll() is not None:
-                raise RuntimeError(f"Chromium exited at start (code {self.process.returncode})")
-            time.sleep(0.1)
-        raise RuntimeError("Chromium did not open its DevTools port within 30 s")
-
-    def send(self, method: str, **params) -> dict:
-        call_id = next(self.ids)
-        self.ws.send(json.dumps({"id": call_id, "method": method, "params": params}))
-        while True:
-            message = json.loads(self.ws.recv())
-            if message.get("id") == call_id:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return message["result"]
+        self.driver = sync_playwright().start()
+        try:
+            self.browser = self.driver.chromium.launch(executable_path=chromium(), args=FLAGS)
+            self.page = self.browser.new_page(viewport={"width": 1280, "height": 900})
+        except Exception:
+            self.driver.stop()
+            raise
 
     def open(self, url: str) -> None:
-        self.send("Page.navigate", url="about:blank")
-        self.send("Page.navigate", url=url)
+        self.page.goto("about:blank")
+        self.page.goto(url)
 
     def evaluate(self, expression: str):
-        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True)
-        return result["result"].get("value")
+        return self.page.evaluate(expression)
 
     def wait_for(self, expression: str, seconds: float = 30) -> bool:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            if self.evaluate(expression):
-                return True
-            time.sleep(0.25)
-        return False
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            self.page.wait_for_function(expression, timeout=seconds * 1000, polling=50)
+        except PlaywrightTimeout:
+            return False
+        return True
 
     def screenshot(self, path: Path) -> Path:
-        data = self.send("Page.captureScreenshot", format="png")["data"]
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(base64.b64decode(data))
+        self.page.screenshot(path=path)
         return path
 
     def close(self) -> None:
-        self.ws.close()
-        self.process.terminate()
-        self.process.wait(timeout=30)
-        shutil.rmtree(self.profile, ignore_errors=True)
+        try:
+            self.browser.close()
+        finally:
+            self.driver.stop()
 
 
 TEXT = "document.body ? document.body.innerText : ''"
@@ -180,7 +150,9 @@ def site_problems(browser: Browser, url: str, screenshots: Path) -> list[str]:
     return problems
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, browser: Browser | None = None) -> int:
+    """The check, printed; 1 when a person would find something wrong. `browser`: one already
+    started (`make history` starts it while asv publishes), closed here."""
     import argparse
     import sys
 
@@ -189,12 +161,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", type=Path, default=root / "html")
     parser.add_argument("--screenshots", type=Path, default=root / "test-artifacts" / "site")
     args = parser.parse_args(argv)
-    server, browser = Server(args.html), Browser()
+    browser = browser or Browser()
     try:
-        problems = site_problems(browser, server.url, args.screenshots)
+        server = Server(args.html)
+        try:
+            problems = site_problems(browser, server.url, args.screenshots)
+        finally:
+            server.close()
     finally:
         browser.close()
-        server.close()
     for problem in problems:
         print(
             f"writeback: site check: {problem} (screenshot in {args.screenshots})", file=sys.stderr
