@@ -3,17 +3,13 @@
 torch 2.13.0, 2.14.1 and 2.15.0)."""
 
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import builds, ledger, report
 
-import builds  # noqa: E402
-import ledger  # noqa: E402
-import report  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
 

@@ -17,15 +17,10 @@ from pathlib import Path
 import pytest
 from playwright import sync_api as playwright
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import builds, ledger, offline_site, report, verdict_page
+from tools.site_browser import Server, chromium
 
-import builds  # noqa: E402
-import ledger  # noqa: E402
-import offline_site  # noqa: E402
-import report  # noqa: E402
-import verdict_page  # noqa: E402
-from site_browser import Server, chromium  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
 ARTIFACTS = ROOT / "test-artifacts" / "verdict-page"

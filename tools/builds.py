@@ -22,7 +22,7 @@ Lines are split like a shell line (quote a value with spaces); `#` starts a comm
   hashed where it lies), checks it before installing anything, and installs that very file;
   a mismatch is an install failure naming both hashes.
 
-`python tools/builds.py --list-json builds.txt` prints the names of a file's builds as a JSON
+`python -m tools.builds --list-json builds.txt` prints the names of a file's builds as a JSON
 list (the CI matrix: one job per build, `make history ONLY=<name>`).
 
 Every build needs a date (the commit date on the ledger, so graphs are chronological; a

@@ -1,10 +1,10 @@
 """Check the snapshot swap on the installed torch, without asv, and print the write-up's tables.
 
-    python tools/check_snapshot_swap.py [--scenario snapshot_swap|aliasing|tensordict_swap|
+    python -m tools.check_snapshot_swap [--scenario snapshot_swap|aliasing|tensordict_swap|
                                                    snapshot_swap_configs|all]
                                         [--sizes 3,1048576] [--output DIR] [--json FILE]
                                         [--expect-torch 2.15.0] [--warmup 2] [--samples 20]
-    python tools/check_snapshot_swap.py --scenario corpus [--corpus seed0-50] [--json FILE]
+    python -m tools.check_snapshot_swap --scenario corpus [--corpus seed0-50] [--json FILE]
 
 Runs the same controls, contract and probes as the asv suite. A control that is wrong under
 Inductor at the smallest size is stopped there, before any larger compilation or timing.
@@ -33,18 +33,16 @@ import sys
 from itertools import combinations
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks import (  # noqa: E402  (threads first)
+from benchmarks import (  # threads first
     aliasing,
     snapshot_swap,
     snapshot_swap_configs,
     tensordict_swap,
 )
-from benchmarks.compat import set_single_thread, torch_identity  # noqa: E402
-from benchmarks.corpus import run as corpus_run  # noqa: E402
-from benchmarks.probes.probe import probe_scenario  # noqa: E402
-from benchmarks.scenario import COST_BACKEND  # noqa: E402
+from benchmarks.compat import set_single_thread, torch_identity
+from benchmarks.corpus import run as corpus_run
+from benchmarks.probes.probe import probe_scenario
+from benchmarks.scenario import COST_BACKEND
 
 MIB = 1024 * 1024
 CONFIGS = snapshot_swap_configs.SCENARIO

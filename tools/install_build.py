@@ -1,8 +1,9 @@
 """Install one ledger commit's torch build into the asv environment running this script.
 
-asv runs it as the install command (asv.conf.json) with the environment's own python:
+asv runs it as the install command (asv.conf.json) with the environment's own python, from the
+project's folder (`in-dir={conf_dir}`, so that `tools` and `benchmarks` import as packages):
 
-    python tools/install_build.py --build-dir {build_dir} --results {conf_dir}/results
+    python -m tools.install_build --build-dir {build_dir} --results {conf_dir}/results
 
 It pip-installs the build that the checked-out `build.json` names (then the client libraries
 in CLIENTS, never over torch), imports it in a fresh
@@ -39,9 +40,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.machine import machine_name  # noqa: E402  (standard library only)
+from benchmarks.machine import machine_name  # standard library only
 
 # Client libraries some scenarios import, installed after torch. tensordict goes in without
 # its dependencies (it depends on torch, and pip must never swap the torch under test); its
@@ -51,6 +50,10 @@ CLIENTS = (
     ("--no-deps", "tensordict==0.15.3"),
     ("numpy==2.4.6", "cloudpickle==3.1.3", "pyvers==0.2.3"),
 )
+
+# pip and the identity check run in the environment's own folder (asv starts this script in the
+# project's): no folder of the project (site/, expected/, ...) can shadow a module they import.
+ENV_DIR = sys.prefix
 
 IDENTITY_SCRIPT = (
     "import json, torch; print(json.dumps({'torch_version': str(torch.__version__), "
@@ -186,6 +189,7 @@ def _pip(command: str, pip_args: list[str]) -> str:
         capture_output=True,
         text=True,
         env=env,
+        cwd=ENV_DIR,
     )
     if result.returncode == 0:
         return ""
@@ -195,7 +199,9 @@ def _pip(command: str, pip_args: list[str]) -> str:
 
 
 def _identity() -> dict | str:
-    result = subprocess.run([sys.executable, "-c", IDENTITY_SCRIPT], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", IDENTITY_SCRIPT], capture_output=True, text=True, cwd=ENV_DIR
+    )
     if result.returncode != 0:
         lines = [line for line in result.stderr.splitlines() if line.strip()] or ["(no output)"]
         return f"installed, but `import torch` fails: {lines[-1].strip()}"

@@ -1,7 +1,7 @@
 """Print the history as Markdown: per build the write-up's two tables, then one correctness
 matrix over all builds and machines.
 
-    python tools/report.py [--results results] [--ledger .asv/ledger] [--machine NAME]
+    python -m tools.report [--results results] [--ledger .asv/ledger] [--machine NAME]
 
 Numbers come from asv's result files (read with asv's own API); the coordinates a wrong
 result is wrong in, and the reason for a skip or a failure, come from the probe record the
@@ -24,9 +24,7 @@ from pathlib import Path
 
 from asv.results import iter_results_for_machine
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import ledger as ledger_repo  # noqa: E402
+from tools import ledger as ledger_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = "snapshot_swap"
@@ -167,7 +165,7 @@ def stability_section(results_dir: Path | None, machines: list[str]) -> list[str
     files = sorted(p for m in machines for p in (folder / m).glob("*.json")) if folder else []
     if not files:
         return []
-    import stability
+    from tools import stability
 
     parts = ["## Stability of the cost figures (tools/stability.py)", ""]
     for path in files:

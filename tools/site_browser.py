@@ -1,6 +1,6 @@
 """Look at a published asv site the way a person does: in headless Chromium, with no network.
 
-    python tools/site_browser.py [--html html]     (`make history` runs it when Chromium exists)
+    python -m tools.site_browser [--html html]     (`make history` runs it when Chromium exists)
 
 `Browser` drives Debian's Chromium over the DevTools protocol (websocket-client). Every
 host but 127.0.0.1 is unresolvable (`--host-resolver-rules`), so a page that still loads

@@ -1,6 +1,6 @@
 """Which upstream PyTorch commits lie between two builds of the ledger.
 
-    python tools/upstream_range.py BUILD_A BUILD_B [--pytorch-repo PATH]
+    python -m tools.upstream_range BUILD_A BUILD_B [--pytorch-repo PATH]
 
 BUILD is a ledger name (`torch-2.14.1`) or a ledger commit (or its prefix, as `asv find`
 prints it). When `asv find` ends between two adjacent builds, this prints the torch version
@@ -28,9 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import ledger as ledger_repo  # noqa: E402
+from tools import ledger as ledger_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPARE = "https://github.com/pytorch/pytorch/compare/{a}...{b}"

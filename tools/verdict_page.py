@@ -1,7 +1,7 @@
 """The verdict page: html/writeback/index.html, one file that opens from the file system (no
 server, no network: its CSS, script and SVG charts are inline, its data written into it).
 
-    python tools/verdict_page.py [--results results] [--ledger .asv/ledger] [--html html]
+    python -m tools.verdict_page [--results results] [--ledger .asv/ledger] [--html html]
 
 It reads what tools/report.py reads (every machine's asv results, probe records and install
 records; the builds of every ledger branch) and shows:
@@ -28,10 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import ledger as ledger_repo  # noqa: E402
-import report  # noqa: E402
+from tools import ledger as ledger_repo
+from tools import report
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = Path("writeback") / "index.html"
