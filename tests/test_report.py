@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import builds, ledger, report
+from tools import builds, ledger, render, report
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,7 +120,7 @@ def test_each_verdict_has_a_state_that_matches_its_words(text, tmp_path):
         for scenario in report.scenarios(build):
             for combo in build.values[f"{scenario}.{report.WRONG}"]:
                 state, words = report.verdict_state(build, *combo, scenario)
-                assert state in report.VERDICT_STATES
+                assert state in render.VERDICT_STATES
                 assert words.startswith(state) and words == report.verdict(build, *combo, scenario)
                 seen.add(state)
     assert {"exact", "wrong"} <= seen, seen
