@@ -51,7 +51,9 @@ def _size(text: str | None, scenario):
 
 
 def _parse(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.attribute", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--scenario", required=True, choices=list(SCENARIOS))
     parser.add_argument("--control", required=True, help="a control or catalogue entry name")
     parser.add_argument("--size", help="element count, or small/large for the catalogue")

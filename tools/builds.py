@@ -221,7 +221,9 @@ def shard(items: list, index: int, count: int) -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="List the builds of a builds file.")
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.builds", description="List the builds of a builds file."
+    )
     parser.add_argument("--list-json", type=Path, required=True, metavar="BUILDS_FILE",
                         help="print the build names as a JSON list (one CI job each)")  # fmt: skip
     args = parser.parse_args(argv)

@@ -286,7 +286,9 @@ def _same_version(expected: str, installed: str) -> bool:
 
 
 def _parse(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.check_snapshot_swap", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--sizes", type=_sizes, default=snapshot_swap.SWAP.sizes,
                         help="comma-separated element counts (default: 3,1048576); the "
                         "gate size 3 always runs first")  # fmt: skip

@@ -71,7 +71,9 @@ def unified(a: Path, b: Path, label_a: str, label_b: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.diff_code", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("older")
     parser.add_argument("newer")
     parser.add_argument("--control", required=True)

@@ -258,7 +258,9 @@ def _has_results(results: Path, machine: str, entry) -> bool:
 
 
 def _parse(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.history", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--builds", type=Path, default=ROOT / "builds.txt",
                         help="the builds file (default builds.txt)")  # fmt: skip
     parser.add_argument("--machine", help="asv machine name (default: host, CPU and ISA)")

@@ -63,7 +63,9 @@ IDENTITY_SCRIPT = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.install_build", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--build-dir", type=Path, required=True)
     parser.add_argument("--results", type=Path, required=True)
     args = parser.parse_args(argv)

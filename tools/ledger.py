@@ -146,7 +146,9 @@ def _git(repo: Path, *args: str, stdin: str | None = None, env: dict | None = No
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.ledger", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--builds", type=Path, default=ROOT / "builds.txt")
     parser.add_argument("--ledger", type=Path, default=DEFAULT_LEDGER)
     args = parser.parse_args(argv)

@@ -255,7 +255,9 @@ def _few(names: list[str]) -> str:
 
 
 def _parse(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.merge", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("folders", nargs="+", type=Path, metavar="FOLDER",
                         help="results folders to merge into results/")  # fmt: skip
     parser.add_argument("--builds", nargs="+", type=Path, default=[ROOT / "builds.txt"],

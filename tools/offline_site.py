@@ -119,7 +119,9 @@ def _installed(modules: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.offline_site", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--html", type=Path, default=ROOT / "html")
     args = parser.parse_args(argv)
     try:

@@ -437,7 +437,9 @@ def _number(value) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.report", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     parser.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)
     parser.add_argument("--machine", help="only this asv machine (default: every machine)")

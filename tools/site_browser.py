@@ -185,7 +185,9 @@ def main(argv: list[str] | None = None) -> int:
     import sys
 
     root = Path(__file__).resolve().parents[1]
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.site_browser", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--html", type=Path, default=root / "html")
     parser.add_argument("--screenshots", type=Path, default=root / "test-artifacts" / "site")
     args = parser.parse_args(argv)

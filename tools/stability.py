@@ -155,7 +155,9 @@ def _above_floor(figures: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.stability", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--python", default=_asv_python(), help="interpreter with the torch")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--instruction-runs", type=int, default=2)

@@ -125,7 +125,9 @@ def describe(a: dict, b: dict, pytorch_repo: Path | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.upstream_range", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("older")
     parser.add_argument("newer")
     parser.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)

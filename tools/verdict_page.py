@@ -542,7 +542,9 @@ def _benchmarks(results: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.verdict_page", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     parser.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)
     parser.add_argument("--html", type=Path, default=ROOT / "html")
