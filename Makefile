@@ -38,20 +38,20 @@ $(VENV)/.installed-test: requirements/test.txt requirements/tools.txt
 
 history: $(VENV)/.installed-tools
 	$(if $(ISA),WRITEBACK_ISA=$(ISA)) $(if $(SIZES),WRITEBACK_SIZES=$(SIZES)) \
-	  $(PY) tools/history.py --builds $(BUILDS) $(if $(ONLY),--only $(ONLY)) \
+	  $(PY) -m tools.history --builds $(BUILDS) $(if $(ONLY),--only $(ONLY)) \
 	  $(if $(SHARD),--shard $(SHARD))
 
 merge: $(VENV)/.installed-tools
-	$(PY) tools/merge.py --builds $(BUILDS) $(FROM)
+	$(PY) -m tools.merge --builds $(BUILDS) $(FROM)
 
 expected: $(VENV)/.installed-tools
-	$(PY) tools/expected.py check
+	$(PY) -m tools.expected check
 
 compare: $(VENV)/.installed-tools
-	$(PY) tools/expected.py compare $(BASE) $(HEAD)
+	$(PY) -m tools.expected compare $(BASE) $(HEAD)
 
 asv: $(VENV)/.installed-tools
-	$(PY) tools/asv_project.py $(ARGS)
+	$(PY) -m tools.asv_project $(ARGS)
 
 test: lint
 	$(PY) -m pytest

@@ -3,16 +3,13 @@
 import datetime as dt
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import builds, ledger
 
-import builds  # noqa: E402
-import ledger  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 EVERY_KIND = """
 # comment line
@@ -138,7 +135,7 @@ def test_commits_carry_the_build_dates(tmp_path):
 
 
 def test_a_reinstall_that_installs_nothing_keeps_the_proven_wheel(tmp_path):
-    import install_build
+    from tools import install_build
 
     path = tmp_path / "record.json"
     wheel = {"sha256": "ab" * 32, "url": "file:///w.whl", "version": "2.13.0+cpu"}

@@ -1,17 +1,12 @@
 """Expected results gate in both directions (tools/expected.py), on the recorded history."""
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from tools import builds, expected, ledger
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-
-import builds  # noqa: E402
-import ledger  # noqa: E402
-
-import expected  # noqa: E402
 
 RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
 

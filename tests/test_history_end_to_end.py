@@ -17,6 +17,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def tools_env() -> dict:
+    """The environment to run the project's tools (`python -m tools.NAME`) in a folder of the
+    test's: the project's root on the import path."""
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
 pytestmark = pytest.mark.slow
 
 SUITE = """
@@ -69,12 +77,12 @@ def history(tmp_path_factory):
     (tmp / "bench").mkdir()
     (tmp / "bench" / "__init__.py").write_text("")
     (tmp / "bench" / "probe.py").write_text(SUITE)
-    _run([sys.executable, str(ROOT / "tools" / "ledger.py"), "--builds", "builds.txt",
-          "--ledger", "ledger"], cwd=tmp)  # fmt: skip
+    _run([sys.executable, "-m", "tools.ledger", "--builds", "builds.txt",
+          "--ledger", "ledger"], cwd=tmp, env=tools_env())  # fmt: skip
 
     conf = json.loads((ROOT / "asv.conf.json").read_text())
     conf["install_command"] = [
-        c.replace("{conf_dir}/tools", str(ROOT / "tools")) for c in conf["install_command"]
+        c.replace("in-dir={conf_dir}", f"in-dir={ROOT}") for c in conf["install_command"]
     ]
     conf.update(repo="ledger", benchmark_dir="bench", env_dir="env", results_dir="results",
                 html_dir="html")  # fmt: skip
@@ -87,8 +95,7 @@ def history(tmp_path_factory):
 
 
 def _ledger(tmp):
-    sys.path.insert(0, str(ROOT / "tools"))
-    import ledger
+    from tools import ledger
 
     return {e.name: e.commit for e in ledger.read_ledger(tmp / "ledger")}
 
@@ -140,15 +147,15 @@ def test_asv_find_names_the_first_build_where_the_value_changes(history):
 def test_upstream_range_reads_the_recorded_identities(history):
     tmp, _, _ = history
     result = _run(
-        [sys.executable, str(ROOT / "tools" / "upstream_range.py"), "b", "c",
+        [sys.executable, "-m", "tools.upstream_range", "b", "c",
          "--ledger", "ledger", "--results", "results"],
-        cwd=tmp,
+        cwd=tmp, env=tools_env(),
     )  # fmt: skip
     assert "b: torch 2.13.0" in result.stdout and "c: torch 2.13.0" in result.stdout
     assert "same upstream commit" in result.stdout
     broken = _run(
-        [sys.executable, str(ROOT / "tools" / "upstream_range.py"), "d", "broken",
+        [sys.executable, "-m", "tools.upstream_range", "d", "broken",
          "--ledger", "ledger", "--results", "results"],
-        cwd=tmp, check=False,
+        cwd=tmp, env=tools_env(), check=False,
     )  # fmt: skip
     assert broken.returncode == 2 and "broken did not install" in broken.stderr

@@ -31,7 +31,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_history_end_to_end import tools_env
+
 ROOT = Path(__file__).resolve().parents[1]
+
 SOURCE_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 SOURCE_VERSION = "2.13.0+cpu"
 # torch's dependencies: the nightly index serves them beside torch, and so does ours, from
@@ -257,11 +260,11 @@ def nightly_history(tmp_path_factory, nightly_index):
     (tmp / "bench").mkdir()
     (tmp / "bench" / "__init__.py").write_text("")
     (tmp / "bench" / "nightly.py").write_text(SUITE)
-    _run([sys.executable, str(ROOT / "tools" / "ledger.py"), "--builds", "builds.txt",
-          "--ledger", "ledger"], cwd=tmp)  # fmt: skip
+    _run([sys.executable, "-m", "tools.ledger", "--builds", "builds.txt",
+          "--ledger", "ledger"], cwd=tmp, env=tools_env())  # fmt: skip
     conf = json.loads((ROOT / "asv.conf.json").read_text())
     conf["install_command"] = [
-        c.replace("{conf_dir}/tools", str(ROOT / "tools")) for c in conf["install_command"]
+        c.replace("in-dir={conf_dir}", f"in-dir={ROOT}") for c in conf["install_command"]
     ]
     conf.update(repo="ledger", benchmark_dir="bench", env_dir="env", results_dir="results",
                 html_dir="html")  # fmt: skip
@@ -282,8 +285,7 @@ def _run(args, cwd, env=None, check=True):
 
 
 def _commits(tmp: Path) -> dict[str, str]:
-    sys.path.insert(0, str(ROOT / "tools"))
-    import ledger
+    from tools import ledger
 
     return {e.name: e.commit for e in ledger.read_ledger(tmp / "ledger")}
 
@@ -321,8 +323,8 @@ def _write_record(tmp: Path, commit: str, **fields) -> None:
 
 
 def _upstream_range(tmp: Path, *args: str):
-    return _run([sys.executable, str(ROOT / "tools" / "upstream_range.py"), *args,
-                 "--ledger", "ledger", "--results", "results"], cwd=tmp)  # fmt: skip
+    return _run([sys.executable, "-m", "tools.upstream_range", *args, "--ledger", "ledger",
+                 "--results", "results"], cwd=tmp, env=tools_env())  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -362,10 +364,10 @@ def test_upstream_range_says_how_to_fetch_a_nightly_it_cannot_find(two_nightlies
     empty.mkdir()
     _git(empty, "init", "--quiet")
     result = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "upstream_range.py"), "nightly-2026-11-05",
+        [sys.executable, "-m", "tools.upstream_range", "nightly-2026-11-05",
          "nightly-2026-11-06", "--ledger", "ledger", "--results", "results",
          "--pytorch-repo", str(empty)],
-        cwd=tmp, capture_output=True, text=True,
+        cwd=tmp, env=tools_env(), capture_output=True, text=True,
     )  # fmt: skip
     assert result.returncode == 2
     assert f"commit {upstream['nightly-2026-11-05']} is not in {empty}" in result.stderr

@@ -82,7 +82,7 @@ def environment(machine: str, env: dict | None = None) -> dict:
 
 
 def history(work, *args, machine="m1", env=None, check=True):
-    command = [sys.executable, "tools/history.py", "--no-site-check", *args]
+    command = [sys.executable, "-m", "tools.history", "--no-site-check", *args]
     result = subprocess.run(command, cwd=work, env=environment(machine, env),
                             capture_output=True, text=True, timeout=1800)  # fmt: skip
     if check and result.returncode != 0:
@@ -99,14 +99,13 @@ def values(work, machine, commit) -> list:
 
 
 def commits(work) -> dict:
-    sys.path.insert(0, str(work / "tools"))
-    import ledger
+    from tools import ledger
 
     return {e.tag: e.commit for e in ledger.read_ledger(work / ".asv" / "ledger")}
 
 
 def report(work, machine) -> str:
-    result = subprocess.run([sys.executable, "tools/report.py", "--machine", machine], cwd=work,
+    result = subprocess.run([sys.executable, "-m", "tools.report", "--machine", machine], cwd=work,
                             capture_output=True, text=True, check=True)  # fmt: skip
     return result.stdout
 
@@ -140,7 +139,7 @@ def test_a_quick_run_with_a_size_knob_leaves_the_history_and_the_site_whole(full
     assert params == [["3", "1048576"]]
     quick_values = values(full / ".asv" / "quick", "m1", commits(full)["a"])
     assert quick_values[0] == 3 and quick_values[1] != quick_values[1]  # n=1048576 skipped: NaN
-    publish = subprocess.run([sys.executable, "tools/asv_project.py", "publish"], cwd=full,
+    publish = subprocess.run([sys.executable, "-m", "tools.asv_project", "publish"], cwd=full,
                              capture_output=True, text=True)  # fmt: skip
     assert publish.returncode == 0, publish.stderr[-3000:]
     large = [point[1][1] for point in published(full)]
@@ -171,7 +170,7 @@ def test_a_second_builds_file_keeps_the_first_files_builds(full):
         assert f"## {tag}" in text
     assert values(full, "m1", ids["other/c"]) == [9, 3 * 1048576]
     assert len(published(full)) >= 3  # a, b and c on the site
-    upstream = subprocess.run([sys.executable, "tools/upstream_range.py", "a", "other/c"],
+    upstream = subprocess.run([sys.executable, "-m", "tools.upstream_range", "a", "other/c"],
                               cwd=full, capture_output=True, text=True)  # fmt: skip
     assert upstream.returncode == 0, upstream.stderr
     assert "same upstream commit" in upstream.stdout
@@ -189,7 +188,7 @@ def test_a_real_failure_is_named_and_fails_the_run(full):
 
 def test_an_interrupted_run_says_so_in_one_line_and_resumes(full):
     process = subprocess.Popen(
-        [sys.executable, "tools/history.py", "--no-site-check"], cwd=full,
+        [sys.executable, "-m", "tools.history", "--no-site-check"], cwd=full,
         env=environment("m4", {"WBPROBE_SLEEP": "4"}),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip

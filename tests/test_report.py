@@ -3,17 +3,13 @@
 torch 2.13.0, 2.14.1 and 2.15.0)."""
 
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import builds, ledger, render, report
 
-import builds  # noqa: E402
-import ledger  # noqa: E402
-import report  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
 
@@ -124,7 +120,7 @@ def test_each_verdict_has_a_state_that_matches_its_words(text, tmp_path):
         for scenario in report.scenarios(build):
             for combo in build.values[f"{scenario}.{report.WRONG}"]:
                 state, words = report.verdict_state(build, *combo, scenario)
-                assert state in report.VERDICT_STATES
+                assert state in render.VERDICT_STATES
                 assert words.startswith(state) and words == report.verdict(build, *combo, scenario)
                 seen.add(state)
     assert {"exact", "wrong"} <= seen, seen

@@ -68,12 +68,12 @@ def runs(tmp_path_factory):
         for day, (name, wheel) in enumerate(zip("abc", wheels), start=1)
     )
     whole, one, two, merged = (_project(tmp, n, builds) for n in ("whole", "one", "two", "merged"))
-    _ok(_run(whole, "tools/history.py", "--no-site-check"))
-    first = _ok(_run(one, "tools/history.py", "--no-site-check", "--shard", "1/2"))
+    _ok(_run(whole, "-m", "tools.history", "--no-site-check"))
+    first = _ok(_run(one, "-m", "tools.history", "--no-site-check", "--shard", "1/2"))
     assert "2 build(s) (shard 1/2 of builds.txt)" in first.stdout
     assert "not published (a shard)" in first.stdout and not (one / "html").exists()
-    _ok(_run(two, "tools/history.py", "--no-site-check", "--shard", "2/2"))
-    merge = _ok(_run(merged, "tools/merge.py", "--no-site-check", str(one / "results"),
+    _ok(_run(two, "-m", "tools.history", "--no-site-check", "--shard", "2/2"))
+    merge = _ok(_run(merged, "-m", "tools.merge", "--no-site-check", str(one / "results"),
                      str(two / "results")))  # fmt: skip
     return {"whole": whole, "one": one, "two": two, "merged": merged, "merge": merge}
 
@@ -134,7 +134,7 @@ def _snapshot(work: Path) -> dict:
 
 def _refused(work: Path, folder: Path, *reasons: str) -> None:
     before = _snapshot(work)
-    result = _run(work, "tools/merge.py", "--no-site-check", str(folder))
+    result = _run(work, "-m", "tools.merge", "--no-site-check", str(folder))
     assert result.returncode == 2, result.stdout[-3000:] + result.stderr[-3000:]
     message = result.stderr.strip()
     assert message.startswith("writeback: not merged:") and len(message.splitlines()) == 1
@@ -155,7 +155,7 @@ def _altered_copy(source: Path, destination: Path, path: str, change) -> Path:
 def test_merging_identical_files_again_changes_nothing(runs):
     merged = runs["merged"]
     before = _snapshot(merged)
-    _ok(_run(merged, "tools/merge.py", "--no-site-check", str(runs["one"] / "results")))
+    _ok(_run(merged, "-m", "tools.merge", "--no-site-check", str(runs["one"] / "results")))
     assert _snapshot(merged) == before
 
 

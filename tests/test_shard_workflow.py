@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import builds as builds_file
 
-import builds as builds_file  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 WORKFLOW = ROOT / ".github" / "workflows" / "history.yml"
 PINNED = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(/[A-Za-z0-9_./-]+)?@[0-9a-f]{40}$")
@@ -84,7 +83,7 @@ def test_shard_workflow_grants_each_job_only_what_it_needs():
 def test_shard_workflow_runs_one_job_per_listed_build_then_merges():
     jobs = _workflow()["jobs"]
     listing = " ".join(step.get("run", "") for step in jobs["builds"]["steps"])
-    assert "tools/builds.py --list-json" in listing
+    assert "python -m tools.builds --list-json" in listing
     assert jobs["measure"]["strategy"]["matrix"]["build"] == (
         "${{ fromJSON(needs.builds.outputs.names) }}"
     )
@@ -97,7 +96,7 @@ def test_shard_workflow_runs_one_job_per_listed_build_then_merges():
 
 
 def test_shard_builds_are_listed_as_json_by_name():
-    result = subprocess.run([sys.executable, "tools/builds.py", "--list-json", "builds.txt"],
+    result = subprocess.run([sys.executable, "-m", "tools.builds", "--list-json", "builds.txt"],
                             cwd=ROOT, capture_output=True, text=True, check=True)  # fmt: skip
     names = json.loads(result.stdout)
     assert names == [build.name for build in builds_file.read(ROOT / "builds.txt")]

@@ -15,13 +15,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import builds, ledger, offline_site
+from tools.site_browser import BENCHMARKS, Browser, Server, site_problems
 
-import builds  # noqa: E402
-import ledger  # noqa: E402
-import offline_site  # noqa: E402
-from site_browser import BENCHMARKS, Browser, Server, site_problems  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
 ARTIFACTS = ROOT / "test-artifacts"

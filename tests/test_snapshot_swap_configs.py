@@ -6,8 +6,6 @@ asv class agree with one another.
 """
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -17,10 +15,7 @@ from benchmarks.compat import Unsupported
 from benchmarks.contract import check
 from benchmarks.probes.variants import find_variant_row, usable_variant_row
 from benchmarks.scenario import Control
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
-
-import check_snapshot_swap  # noqa: E402
+from tools import check_snapshot_swap
 
 VARIANTS = {v.name: v for v in snapshot_swap_configs.VARIANTS}
 DTYPES = {

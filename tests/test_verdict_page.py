@@ -17,15 +17,10 @@ from pathlib import Path
 import pytest
 from playwright import sync_api as playwright
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
+from tools import builds, ledger, offline_site, render, report, verdict_page
+from tools.site_browser import Server, chromium
 
-import builds  # noqa: E402
-import ledger  # noqa: E402
-import offline_site  # noqa: E402
-import report  # noqa: E402
-import verdict_page  # noqa: E402
-from site_browser import Server, chromium  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
 ARTIFACTS = ROOT / "test-artifacts" / "verdict-page"
@@ -130,7 +125,7 @@ def test_the_page_shows_every_matrix_and_the_cost_charts_offline(
             states = cells.evaluate_all(
                 "cells => cells.map(c => [...c.classList].find(k => k.startsWith('v-')))"
             )
-            assert set(states) <= {f"v-{s.replace(' ', '-')}" for s in report.VERDICT_STATES}
+            assert set(states) <= {f"v-{s.replace(' ', '-')}" for s in render.VERDICT_STATES}
             assert cells.last.is_visible()
 
         fixed = _cell(page, "snapshot_swap", "explicit_copies", "inductor", "3", 2)
@@ -277,8 +272,8 @@ def test_a_cell_opens_asvs_graph_of_its_combination(browser, ledger_path, tmp_pa
 
 def test_charts_break_lines_where_a_control_was_not_measured():
     assert verdict_page._runs([1, 2, None, 3, None, 4, 5]) == [[0, 1], [5, 6]]
-    assert verdict_page.nice_ticks(8 * report.MIB, "bytes") == [
-        i * 2 * report.MIB for i in range(5)
+    assert verdict_page.nice_ticks(8 * render.MIB, "bytes") == [
+        i * 2 * render.MIB for i in range(5)
     ]
     assert verdict_page.nice_ticks(0) == [0, 1]
     assert verdict_page.nice_ticks(26_700)[-1] >= 26_700

@@ -17,12 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.test_history_end_to_end import make_wheel
+from tools import builds, install_build
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-
-import builds  # noqa: E402
-import install_build  # noqa: E402
 
 TORCH_WHEEL = Path("/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl")
 pytestmark = pytest.mark.slow
@@ -67,9 +64,9 @@ def _install(venv: Path, folder: Path, build: dict) -> tuple[subprocess.Complete
     (checkout / "build.json").write_text(json.dumps(build))
     env = {**os.environ, "ASV_COMMIT": "c0ffee", "WRITEBACK_MACHINE": "t"}
     run = subprocess.run(
-        [venv, str(ROOT / "tools" / "install_build.py"), "--build-dir", str(checkout),
+        [venv, "-m", "tools.install_build", "--build-dir", str(checkout),
          "--results", str(folder / "results")],
-        capture_output=True, text=True, env=env,
+        capture_output=True, text=True, env=env, cwd=ROOT,
     )  # fmt: skip
     record = json.loads((folder / "results" / "builds" / "t" / "c0ffee.json").read_text())
     return run, record

@@ -1,6 +1,6 @@
 """asv, with this project's machine identity: use it wherever you would type `asv`.
 
-    .venv/bin/python tools/asv_project.py run|find|publish|preview|... [asv's arguments]
+    .venv/bin/python -m tools.asv_project run|find|publish|preview|... [asv's arguments]
 
 What it adds to asv (everything else is asv's own command line):
 - asv's machine file lives in the project (`.asv/asv-machine.json`), not in `~`;
@@ -30,11 +30,9 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from benchmarks import machine as host  # standard library only
 
-from benchmarks import machine as host  # noqa: E402  (standard library only)
+ROOT = Path(__file__).resolve().parents[1]
 
 MACHINE_FILE = ROOT / ".asv" / "asv-machine.json"
 MEASURING = ("run", "find", "continuous", "profile")

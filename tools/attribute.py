@@ -1,7 +1,7 @@
 """Name the Inductor pass behind one wrong verdict, on the installed torch.
 
-    python tools/attribute.py --scenario snapshot_swap --control foreach_clones [--size 3]
-    python tools/attribute.py --scenario aliasing --control slice_scatter_then_zero --size small
+    python -m tools.attribute --scenario snapshot_swap --control foreach_clones [--size 3]
+    python -m tools.attribute --scenario aliasing --control slice_scatter_then_zero --size small
 
 Runs `benchmarks.attribution.attribute` once (the compiler bisector, then ablation) and prints
 the result as JSON, then the time it took. The size is an element count for the swap and the
@@ -15,14 +15,10 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from check_snapshot_swap import SCENARIOS  # noqa: E402  (imports benchmarks: threads first)
-
-from benchmarks.attribution import attribute  # noqa: E402
-from benchmarks.compat import set_single_thread, torch_identity  # noqa: E402
+from benchmarks.attribution import attribute
+from benchmarks.compat import set_single_thread, torch_identity
+from tools.check_snapshot_swap import SCENARIOS
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,7 +51,9 @@ def _size(text: str | None, scenario):
 
 
 def _parse(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.attribute", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--scenario", required=True, choices=list(SCENARIOS))
     parser.add_argument("--control", required=True, help="a control or catalogue entry name")
     parser.add_argument("--size", help="element count, or small/large for the catalogue")

@@ -22,7 +22,7 @@ Lines are split like a shell line (quote a value with spaces); `#` starts a comm
   hashed where it lies), checks it before installing anything, and installs that very file;
   a mismatch is an install failure naming both hashes.
 
-`python tools/builds.py --list-json builds.txt` prints the names of a file's builds as a JSON
+`python -m tools.builds --list-json builds.txt` prints the names of a file's builds as a JSON
 list (the CI matrix: one job per build, `make history ONLY=<name>`).
 
 Every build needs a date (the commit date on the ledger, so graphs are chronological; a
@@ -221,7 +221,9 @@ def shard(items: list, index: int, count: int) -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="List the builds of a builds file.")
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.builds", description="List the builds of a builds file."
+    )
     parser.add_argument("--list-json", type=Path, required=True, metavar="BUILDS_FILE",
                         help="print the build names as a JSON list (one CI job each)")  # fmt: skip
     args = parser.parse_args(argv)

@@ -1,10 +1,10 @@
 """Check the snapshot swap on the installed torch, without asv, and print the write-up's tables.
 
-    python tools/check_snapshot_swap.py [--scenario snapshot_swap|aliasing|tensordict_swap|
+    python -m tools.check_snapshot_swap [--scenario snapshot_swap|aliasing|tensordict_swap|
                                                    snapshot_swap_configs|all]
                                         [--sizes 3,1048576] [--output DIR] [--json FILE]
                                         [--expect-torch 2.15.0] [--warmup 2] [--samples 20]
-    python tools/check_snapshot_swap.py --scenario corpus [--corpus seed0-50] [--json FILE]
+    python -m tools.check_snapshot_swap --scenario corpus [--corpus seed0-50] [--json FILE]
 
 Runs the same controls, contract and probes as the asv suite. A control that is wrong under
 Inductor at the smallest size is stopped there, before any larger compilation or timing.
@@ -30,23 +30,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from itertools import combinations
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks import (  # noqa: E402  (threads first)
+from benchmarks import (  # threads first
     aliasing,
     snapshot_swap,
     snapshot_swap_configs,
     tensordict_swap,
 )
-from benchmarks.compat import set_single_thread, torch_identity  # noqa: E402
-from benchmarks.corpus import run as corpus_run  # noqa: E402
-from benchmarks.probes.probe import probe_scenario  # noqa: E402
-from benchmarks.scenario import COST_BACKEND  # noqa: E402
+from benchmarks.compat import set_single_thread, torch_identity
+from benchmarks.corpus import run as corpus_run
+from benchmarks.probes.probe import probe_scenario
+from benchmarks.scenario import COST_BACKEND
+from tools import render as words
 
-MIB = 1024 * 1024
 CONFIGS = snapshot_swap_configs.SCENARIO
 SCENARIOS = {
     s.name: s for s in (snapshot_swap.SWAP, aliasing.CATALOGUE, tensordict_swap.TENSORDICT)
@@ -235,72 +232,39 @@ def render(record: dict, rows: list[dict], sizes: tuple[int, ...]) -> str:
     )
     parts = [f"{record['scenario']}: {head}", values_table(rows, sizes)]
     if SCENARIOS[record["scenario"]].measure_cost:
-        parts += [cost_table(rows), ratio_lines(rows)]
+        parts.append(words.cost_section(record["scenario"], *cost_rows(rows)))
     return "\n\n".join(parts)
 
 
 def values_table(rows: list[dict], sizes: tuple[int, ...]) -> str:
-    lines = [
-        "| control | backend | " + " | ".join(_size(n) for n in sizes) + " |",
-        "|---|---|" + "---|" * len(sizes),
-    ]
-    for control, backend in dict.fromkeys((r["control"], r["backend"]) for r in rows):
-        cells = [_cell(_find(rows, control, backend, n)) for n in sizes]
-        lines.append(f"| {control} | {backend} | " + " | ".join(cells) + " |")
-    return "Actual values and actual writes\n\n" + "\n".join(lines)
+    keys = [(r["control"], r["backend"]) for r in rows]
+    table = words.values_table(keys, sizes, lambda c, b, n: _cell(_find(rows, c, b, n)))
+    return "Actual values and actual writes\n\n" + table
 
 
-def cost_table(rows: list[dict]) -> str:
-    lines = [
-        "| correct control | N | runtime scratch | scratch in wrapper | full-length loops "
-        "| entrypoint calls | median warm call | samples | time over floor | instructions |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for row in _costed(rows):
-        lines.append(
-            f"| {row['control']} | {row['n']:,} | {_bytes(row['scratch_bytes'])} | "
-            f"{_bytes(row['scratch_bytes_static'])}{_mismatch(row)} | {row['full_length_loops']} "
-            f"| {row['entrypoint_calls']} | {row['median_s'] * 1e3:.6f} ms "
-            f"| {len(row['samples_s'])} | {_floor(row)} "
-            f"| {_instructions(row)} |"
+def cost_rows(rows: list[dict]) -> tuple[list[dict], list[tuple]]:
+    """The cost figures of every timed Inductor row, and the (control, n) not costed because
+    they are wrong under Inductor (as the report hands them to tools/render.py)."""
+    costed = []
+    for row in rows:
+        if row["backend"] != COST_BACKEND or row["median_s"] is None:
+            continue
+        quartiles = words.quartiles(row["samples_s"] or [])
+        costed.append(
+            {
+                **row,
+                "q25_s": quartiles[0] if quartiles else None,
+                "q75_s": quartiles[1] if quartiles else None,
+                "samples": len(row["samples_s"] or []),
+            }
         )
-    if len(lines) == 2:
-        lines.append("| (no control was correct under Inductor) | | | | | | | | | |")
-    return "Correctness has a measurable cost (Inductor)\n\n" + "\n".join(lines)
-
-
-def ratio_lines(rows: list[dict]) -> str:
-    lines = []
-    costed = _costed(rows)
-    for n in dict.fromkeys(r["n"] for r in costed):
-        at_n = sorted((r for r in costed if r["n"] == n), key=lambda r: r["median_s"])
-        for fast, slow in combinations(at_n, 2):
-            ratio = fast["median_s"] / slow["median_s"]
-            lines.append(
-                f"- N={n:,}: {fast['control']} median / {slow['control']} median = {ratio:.3f} "
-                f"({(1 - ratio) * 100:.2f}% lower latency, one run, same process)"
-            )
-    return "Ratios between correct controls\n\n" + ("\n".join(lines) or "- (fewer than two)")
-
-
-def _costed(rows: list[dict]) -> list[dict]:
-    return [r for r in rows if r["backend"] == COST_BACKEND and r["median_s"] is not None]
+    wrong = [(r["control"], r["n"]) for r in rows if r["backend"] == COST_BACKEND and _wrong(r)]
+    return costed, wrong
 
 
 def _cell(row: dict | None) -> str:
-    if row is None:
-        return "not run"
-    if row["skipped"]:
-        return f"skipped: {row['skipped']}"
-    if row["error"]:
-        return f"error: {row['error']}"
-    if row["wrong_elements"] is None:
-        return "stopped at the small correctness gate" if row.get("gated") else "not measured"
-    if not _wrong(row):
-        return "all exact; storage preserved"
-    wrong = [f"{k} {v}" for k, v in row["wrong_elements"].items() if k != "total" and v]
-    moved = f"; storage moved: {row['storages_moved']}" if row["storages_moved"] else ""
-    return f"{row['wrong_elements']['total']} wrong ({', '.join(wrong)}){moved}"
+    """A verdict's words (tools/render.py: the report words it the same way)."""
+    return words.row_verdict(row)[1]
 
 
 def _wrong(row: dict) -> bool:
@@ -319,44 +283,14 @@ def _find(rows, control, backend, n):
     )
 
 
-def _size(n) -> str:
-    return f"N={n:,}" if isinstance(n, int) else str(n)
-
-
-def _bytes(value: int | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:,} B ({value / MIB:g} MiB)" if value >= MIB else f"{value:,} B"
-
-
-def _floor(row: dict) -> str:
-    if row["floor_defect"]:
-        return f"FLOOR DEFECT ({row['time_over_floor']:.2f} x, see below)"
-    if row["time_over_floor"] is None:
-        return f"n/a ({row['floor_note']})"
-    return f"{row['time_over_floor']:.2f} x"
-
-
-def _instructions(row: dict) -> str:
-    if row["instructions"] is not None:
-        return f"{row['instructions']:,}"
-    if row["instructions_error"]:
-        return f"FAILED ({row['instructions_error']})"
-    return f"n/a ({row['instructions_note']})" if row["instructions_note"] else "n/a"
-
-
-def _mismatch(row: dict) -> str:
-    if row["scratch_bytes_static"] is None or row["scratch_bytes"] != row["scratch_bytes_static"]:
-        return " (DISAGREES with the profiler)"
-    return ""
-
-
 def _same_version(expected: str, installed: str) -> bool:
     return installed == expected or installed.split("+")[0] == expected
 
 
 def _parse(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.check_snapshot_swap", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--sizes", type=_sizes, default=snapshot_swap.SWAP.sizes,
                         help="comma-separated element counts (default: 3,1048576); the "
                         "gate size 3 always runs first")  # fmt: skip

@@ -1,6 +1,6 @@
 """Diff the code Inductor generated for one (control, n) on two builds.
 
-    python tools/diff_code.py BUILD_A BUILD_B --control explicit_copies --n 1048576
+    python -m tools.diff_code BUILD_A BUILD_B --control explicit_copies --n 1048576
                               [--scenario snapshot_swap] [--isa avx512] [--machine NAME]
 
 BUILD is a ledger name (`torch-2.13.0`, resolved through the install record in
@@ -17,13 +17,9 @@ import difflib
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
-
-import ledger as ledger_repo  # noqa: E402
-import upstream_range  # noqa: E402
-
-from benchmarks.machine import machine_name  # noqa: E402  (standard library only)
+from benchmarks.machine import machine_name  # standard library only
+from tools import ledger as ledger_repo
+from tools import upstream_range
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("wrapper.py", "kernels.cpp")
@@ -75,7 +71,9 @@ def unified(a: Path, b: Path, label_a: str, label_b: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.diff_code", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("older")
     parser.add_argument("newer")
     parser.add_argument("--control", required=True)

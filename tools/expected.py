@@ -1,7 +1,7 @@
 """Expected results: numbers that gate, in both directions.
 
-    python tools/expected.py check [--machine NAME] [--file expected/<isa>.csv]   (make expected)
-    python tools/expected.py compare BASE HEAD [--machine NAME]                     (make compare)
+    python -m tools.expected check [--machine NAME] [--file expected/<isa>.csv]   (make expected)
+    python -m tools.expected compare BASE HEAD [--machine NAME]                     (make compare)
 
 `expected/<isa>.csv` (one file per machine class: the vector ISA shapes the code) holds one
 row per (build, scenario, control or pattern, backend, size, metric) with the value expected
@@ -39,13 +39,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
-
-import ledger as ledger_repo  # noqa: E402
-import report  # noqa: E402
-
-from benchmarks.machine import machine_name  # noqa: E402  (standard library only)
+from benchmarks.machine import machine_name  # standard library only
+from tools import ledger as ledger_repo
+from tools import report
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = ("build", "scenario", "control", "backend", "size", "metric", "expected", "margin")
@@ -247,7 +243,9 @@ def _isa(results: Path, machine: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.expected", description=__doc__.split("\n\n")[0]
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for name in ("check", "compare"):
         command = sub.add_parser(name)

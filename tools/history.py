@@ -1,7 +1,7 @@
 """The main job (`make history`): measure every build of the builds file not yet measured on
 this machine, publish the site, print the report.
 
-    python tools/history.py [--builds builds.txt] [--machine NAME] [--only NAME ...] [--quick]
+    python -m tools.history [--builds builds.txt] [--machine NAME] [--only NAME ...] [--quick]
                             [--shard k/K]
 
 Steps, each printed as it starts:
@@ -48,15 +48,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import asv_project  # noqa: E402
-import builds as builds_file  # noqa: E402
-import ledger as ledger_repo  # noqa: E402
-import offline_site  # noqa: E402
-import report  # noqa: E402
-import site_browser  # noqa: E402
-import verdict_page  # noqa: E402
+from tools import asv_project, offline_site, report, site_browser, verdict_page
+from tools import builds as builds_file
+from tools import ledger as ledger_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICK = ROOT / ".asv" / "quick"
@@ -138,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         problems += publish(args.site_check, results, ledger)
     loaded = write_report(results, ledger, machine)
     if not quick and not shard:
-        print("Browse the history with:  .venv/bin/python tools/asv_project.py preview  "
+        print("Browse the history with:  .venv/bin/python -m tools.asv_project preview  "
               "(serves html/ at http://127.0.0.1:8080)")  # fmt: skip
     measured = {e.commit for e in todo}
     failures = [f for f in report.failures(loaded) if f.commit in measured]
@@ -209,9 +203,7 @@ def _quick_config(results: Path) -> Path:
     environments as the history, so a quick check reuses installed builds)."""
     conf = json.loads((ROOT / "asv.conf.json").read_text())
     conf["install_command"] = [
-        c.replace("{conf_dir}/tools", str(ROOT / "tools")).replace(
-            "{conf_dir}/results", str(results)
-        )
+        c.replace("{conf_dir}/results", str(results)).replace("{conf_dir}", str(ROOT))
         for c in conf["install_command"]
     ]
     for key in ("repo", "benchmark_dir", "env_dir"):
@@ -242,7 +234,7 @@ def _asv(*args: str, config: Path | None, interruptible: bool = False) -> int:
 
 
 def _start_asv(*args: str, config: Path | None, interruptible: bool = False) -> subprocess.Popen:
-    command = [sys.executable, str(ROOT / "tools" / "asv_project.py")]
+    command = [sys.executable, "-m", "tools.asv_project"]
     command += (["--config", str(config)] if config else []) + list(args)
     return subprocess.Popen(command, cwd=ROOT, start_new_session=interruptible)
 
@@ -283,7 +275,9 @@ def _has_results(results: Path, machine: str, entry) -> bool:
 
 
 def _parse(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.history", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--builds", type=Path, default=ROOT / "builds.txt",
                         help="the builds file (default builds.txt)")  # fmt: skip
     parser.add_argument("--machine", help="asv machine name (default: host, CPU and ISA)")

@@ -1,8 +1,9 @@
 """Install one ledger commit's torch build into the asv environment running this script.
 
-asv runs it as the install command (asv.conf.json) with the environment's own python:
+asv runs it as the install command (asv.conf.json) with the environment's own python, from the
+project's folder (`in-dir={conf_dir}`, so that `tools` and `benchmarks` import as packages):
 
-    python tools/install_build.py --build-dir {build_dir} --results {conf_dir}/results
+    python -m tools.install_build --build-dir {build_dir} --results {conf_dir}/results
 
 It pip-installs the build that the checked-out `build.json` names (then the client libraries
 in CLIENTS, never over torch), imports it in a fresh
@@ -40,9 +41,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.machine import machine_name  # noqa: E402  (standard library only)
+from benchmarks.machine import machine_name  # standard library only
 
 # Client libraries some scenarios import, installed after torch. tensordict goes in without
 # its dependencies (it depends on torch, and pip must never swap the torch under test); its
@@ -53,6 +52,10 @@ CLIENTS = (
     ("numpy==2.4.6", "cloudpickle==3.1.3", "pyvers==0.2.3"),
 )
 
+# pip and the identity check run in the environment's own folder (asv starts this script in the
+# project's): no folder of the project (site/, expected/, ...) can shadow a module they import.
+ENV_DIR = sys.prefix
+
 IDENTITY_SCRIPT = (
     "import json, torch; print(json.dumps({'torch_version': str(torch.__version__), "
     "'torch_git_version': str(getattr(torch.version, 'git_version', 'unknown')), "
@@ -61,7 +64,9 @@ IDENTITY_SCRIPT = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.install_build", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--build-dir", type=Path, required=True)
     parser.add_argument("--results", type=Path, required=True)
     args = parser.parse_args(argv)
@@ -189,6 +194,7 @@ def _pip(command: str, pip_args: list[str]) -> str:
         capture_output=True,
         text=True,
         env=env,
+        cwd=ENV_DIR,
     )
     if result.returncode == 0:
         return ""
@@ -198,7 +204,9 @@ def _pip(command: str, pip_args: list[str]) -> str:
 
 
 def _identity() -> dict | str:
-    result = subprocess.run([sys.executable, "-c", IDENTITY_SCRIPT], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", IDENTITY_SCRIPT], capture_output=True, text=True, cwd=ENV_DIR
+    )
     if result.returncode != 0:
         lines = [line for line in result.stderr.splitlines() if line.strip()] or ["(no output)"]
         return f"installed, but `import torch` fails: {lines[-1].strip()}"

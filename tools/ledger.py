@@ -1,6 +1,6 @@
 """The build ledger: a git repository whose commits each pin one torch build.
 
-    python tools/ledger.py [--builds builds.txt] [--ledger .asv/ledger]
+    python -m tools.ledger [--builds builds.txt] [--ledger .asv/ledger]
 
 asv's history axis is the commits of its `repo`. Here that repo is the ledger: commit k of a
 builds file's branch holds `build.json` (the k-th build of the file: name, date, pip
@@ -34,9 +34,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import builds as builds_file  # noqa: E402
+from tools import builds as builds_file
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LEDGER = ROOT / ".asv" / "ledger"
@@ -114,7 +112,7 @@ def read_ledger(ledger: Path, branch: str | None = None) -> list[Entry]:
     branch's, `main` first, each branch oldest first."""
     if not (ledger / ".git").is_dir():
         raise FileNotFoundError(
-            f"no ledger at {ledger}: run `make history` (or `python tools/ledger.py`) first"
+            f"no ledger at {ledger}: run `make history` (or `python -m tools.ledger`) first"
         )
     entries = []
     for name in [branch] if branch else branches(ledger):
@@ -148,7 +146,9 @@ def _git(repo: Path, *args: str, stdin: str | None = None, env: dict | None = No
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.ledger", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--builds", type=Path, default=ROOT / "builds.txt")
     parser.add_argument("--ledger", type=Path, default=DEFAULT_LEDGER)
     args = parser.parse_args(argv)

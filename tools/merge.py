@@ -1,7 +1,7 @@
 """Merge results folders measured elsewhere (the shards of a CI matrix, other machines) into
 results/, then publish and report them as one run's.
 
-    python tools/merge.py [--builds builds.txt ...] [--no-site-check] FOLDER [FOLDER ...]
+    python -m tools.merge [--builds builds.txt ...] [--no-site-check] FOLDER [FOLDER ...]
 
 Each FOLDER is a results/ tree as `make history` writes it: asv's `<machine>/` result files
 and `machine.json`, `benchmarks.json`, and the records beside them (`builds/<machine>/`,
@@ -34,12 +34,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import builds as builds_file  # noqa: E402
-import history  # noqa: E402
-import ledger as ledger_repo  # noqa: E402
-import report  # noqa: E402
+from tools import builds as builds_file
+from tools import history, report
+from tools import ledger as ledger_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = "benchmarks.json"
@@ -258,7 +255,9 @@ def _few(names: list[str]) -> str:
 
 
 def _parse(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.merge", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("folders", nargs="+", type=Path, metavar="FOLDER",
                         help="results folders to merge into results/")  # fmt: skip
     parser.add_argument("--builds", nargs="+", type=Path, default=[ROOT / "builds.txt"],

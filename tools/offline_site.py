@@ -1,6 +1,6 @@
 """Make asv's published site work without internet: serve its JavaScript and CSS from html/.
 
-    python tools/offline_site.py [--html html]
+    python -m tools.offline_site [--html html]
 
 asv 0.6.6 writes an index.html that loads jQuery, flot and its plugins, stupidtable,
 blueimp-md5 and Bootstrap from public CDNs; offline (lab and CI networks, an archived
@@ -119,7 +119,9 @@ def _installed(modules: Path) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.offline_site", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--html", type=Path, default=ROOT / "html")
     args = parser.parse_args(argv)
     try:

@@ -1,7 +1,7 @@
 """Print the history as Markdown: per build the write-up's two tables, then one correctness
 matrix over all builds and machines.
 
-    python tools/report.py [--results results] [--ledger .asv/ledger] [--machine NAME]
+    python -m tools.report [--results results] [--ledger .asv/ledger] [--machine NAME]
 
 Numbers come from asv's result files (read with asv's own API); the coordinates a wrong
 result is wrong in, and the reason for a skip or a failure, come from the probe record the
@@ -19,21 +19,17 @@ import json
 import math
 import sys
 from dataclasses import dataclass, field
-from itertools import combinations
 from pathlib import Path
 
 from asv.results import iter_results_for_machine
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import ledger as ledger_repo  # noqa: E402
+from tools import ledger as ledger_repo
+from tools import render as words
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = "snapshot_swap"
 CORRECTNESS = f"{SCENARIO}.Correctness"
 WRONG = "Correctness.track_wrong_elements"
-MIB = 1024 * 1024
-VERDICT_STATES = ("exact", "wrong", "skipped", "failed", "not run")
 
 
 @dataclass
@@ -144,8 +140,7 @@ def render(builds: list[BuildResult]) -> str:
             parts += ["Which pass (attribution, with the time it took):", "", *attributed, ""]
         parts += corpus_lines(build)
         for scenario in cost_scenarios(build):
-            parts += [f"Cost of the correct `{scenario}` controls (Inductor):", ""]
-            parts += [cost_table(build, scenario), "", ratio_lines(build, scenario), ""]
+            parts += [words.cost_section(scenario, *cost_rows(build, scenario)), ""]
     parts += ["## Correctness over all builds", "", matrix(builds), ""]
     found = failures(builds)
     if found:
@@ -167,7 +162,7 @@ def stability_section(results_dir: Path | None, machines: list[str]) -> list[str
     files = sorted(p for m in machines for p in (folder / m).glob("*.json")) if folder else []
     if not files:
         return []
-    import stability
+    from tools import stability
 
     parts = ["## Stability of the cost figures (tools/stability.py)", ""]
     for path in files:
@@ -179,60 +174,48 @@ def stability_section(results_dir: Path | None, machines: list[str]) -> list[str
 def values_table(build: BuildResult) -> str:
     wrong = build.values.get(f"{CORRECTNESS}.track_wrong_elements", {})
     sizes = sorted({combo[2] for combo in wrong})
-    lines = [
-        "| control | backend | " + " | ".join(f"N={n:,}" for n in sizes) + " |",
-        "|---|---|" + "---|" * len(sizes),
-    ]
-    for control, backend in dict.fromkeys((c, b) for c, b, _ in wrong):
-        cells = [verdict(build, control, backend, n) for n in sizes]
-        lines.append(f"| {control} | {backend} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    keys = [(control, backend) for control, backend, _ in wrong]
+    return words.values_table(keys, sizes, lambda c, b, n: verdict(build, c, b, n))
 
 
-def cost_table(build: BuildResult, scenario: str = SCENARIO) -> str:
+def cost_rows(build: BuildResult, scenario: str = SCENARIO) -> tuple[list[dict], list[tuple]]:
+    """The Cost figures asv recorded for `scenario` on this build, one row per timed (control,
+    n) with the probe record's notes on what is missing; and the (control, n) not costed
+    because they are wrong under Inductor."""
     cost = f"{scenario}.Cost"
-    lines = [
-        "| correct control | N | runtime scratch | full-length loops | entrypoint calls "
-        "| median warm call (IQR) | time over floor | instructions |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    time = build.values.get(f"{cost}.time_warm_call", {})
-    not_measured = []
-    for (control, n), seconds in time.items():
+    rows, not_costed = [], []
+    for (control, n), seconds in build.values.get(f"{cost}.time_warm_call", {}).items():
+        probe = build.probe.get((scenario, control, "inductor", n), {})
         if not _number(seconds):
-            row = build.probe.get((scenario, control, "inductor", n), {})
-            if row.get("wrong_elements") and row["wrong_elements"].get("total"):
-                not_measured.append(f"{control} (N={n:,}: wrong, not costed)")
+            if (probe.get("wrong_elements") or {}).get("total"):
+                not_costed.append((control, n))
             continue
-        scratch = build.values[f"{cost}.track_scratch_bytes"].get((control, n))
-        loops = build.values[f"{cost}.track_full_length_loops"].get((control, n))
-        calls = build.values[f"{cost}.track_entrypoint_calls"].get((control, n))
-        floor = build.values.get(f"{cost}.track_time_over_floor", {}).get((control, n))
-        count = build.values.get(f"{cost}.track_instructions", {}).get((control, n))
-        iqr = _iqr(build.stats[f"{cost}.time_warm_call"][(control, n)])
-        lines.append(
-            f"| {control} | {n:,} | {_bytes(scratch)} | {_int(loops)} | {_int(calls)} "
-            f"| {seconds * 1e3:.4f} ms{iqr} | {_floor(floor)} | {_count(count)} |"
-        )
-    if len(lines) == 2:
-        lines.append("| (no control was correct and timed) | | | | | | | |")
-    if not_measured:
-        lines += ["", "Not costed (wrong under Inductor): " + ", ".join(not_measured)]
-    return "\n".join(lines)
-
-
-def ratio_lines(build: BuildResult, scenario: str = SCENARIO) -> str:
-    time = build.values.get(f"{scenario}.Cost.time_warm_call", {})
-    lines = []
-    for n in sorted({n for _, n in time}):
-        timed = sorted(((c, t) for (c, m), t in time.items() if m == n and _number(t)),
-                       key=lambda item: item[1])  # fmt: skip
-        for (fast, t_fast), (slow, t_slow) in combinations(timed, 2):
-            lines.append(
-                f"- N={n:,}: {fast} / {slow} = {t_fast / t_slow:.3f} "
-                f"({(1 - t_fast / t_slow) * 100:.1f}% lower median latency, same run)"
+        figure = {
+            name: build.values.get(f"{cost}.{benchmark}", {}).get((control, n))
+            for name, benchmark in (
+                ("scratch_bytes", "track_scratch_bytes"),
+                ("full_length_loops", "track_full_length_loops"),
+                ("entrypoint_calls", "track_entrypoint_calls"),
+                ("time_over_floor", "track_time_over_floor"),
+                ("instructions", "track_instructions"),
             )
-    return "\n".join(lines) or "- fewer than two correct controls were timed"
+        }
+        stats = build.stats.get(f"{cost}.time_warm_call", {}).get((control, n)) or {}
+        notes = ("scratch_bytes_static", "floor_defect", "floor_note", "instructions_note",
+                 "instructions_error")  # fmt: skip
+        rows.append(
+            {
+                "control": control,
+                "n": n,
+                **figure,
+                **{key: probe.get(key) for key in notes},
+                "median_s": seconds,
+                "q25_s": stats.get("q_25"),
+                "q75_s": stats.get("q_75"),
+                "samples": stats.get("repeat", "?") if "q_25" in stats else None,
+            }
+        )
+    return rows, not_costed
 
 
 def matrix(builds: list[BuildResult]) -> str:
@@ -298,28 +281,31 @@ def verdict_state(
     """(state, the verdict's words): state is one of VERDICT_STATES."""
     combo_ = combo(control, backend, n)
     if not build.installed:
-        return "not run", f"not run (the build did not install: {build.identity.get('error')})"
+        why = f"the build did not install: {build.identity.get('error')}"
+        return "not run", words.verdict("not run", why)
     measured = build.values.get(f"{scenario}.{WRONG}", {})
     if combo_ not in measured:
-        return "not run", "not run (no result for it on this machine)"
+        return "not run", words.verdict("not run", "no result for it on this machine")
     wrong = measured[combo_]
     moved = build.values.get(f"{scenario}.Correctness.track_moved_storages", {}).get(combo_)
     row = build.probe.get((scenario, control, backend, n), {})
     if wrong is None:
-        return "failed", f"failed: {row.get('error') or 'see asv run --show-stderr'}"
+        return "failed", words.verdict("failed", row.get("error") or "see asv run --show-stderr")
     if isinstance(wrong, float) and math.isnan(wrong):
         if row.get("skipped"):
-            return "skipped", f"skipped: {row['skipped']}"
-        return "not run", "not run (left out of the run that recorded it)"
+            return "skipped", words.verdict("skipped", row["skipped"])
+        return "not run", words.verdict("not run", "left out of the run that recorded it")
     if wrong == 0 and not moved:
-        return "exact", "exact"
-    detail = row.get("wrong_elements") or {}
-    named = sorted((k for k in detail if k != "total" and detail[k]), key=_coordinate_order)
-    coords = ", ".join(f"{k} {detail[k]}" for k in named)
-    moved_text = f"; {int(moved)} storage moved" if moved else ""
+        return "exact", words.verdict("exact")
     found = row.get("attribution") or {}
-    by = f"; pass: {found['pass']}" if found.get("pass") else ""
-    return "wrong", f"wrong: {int(wrong)}" + (f" ({coords})" if coords else "") + moved_text + by
+    text = words.verdict(
+        "wrong",
+        total=int(wrong),
+        coordinates=row.get("wrong_elements"),
+        moved=int(moved or 0),
+        pass_name=found.get("pass"),
+    )
+    return "wrong", text
 
 
 def corpus_lines(build: BuildResult) -> list[str]:
@@ -370,13 +356,7 @@ def attribution_lines(build: BuildResult) -> list[str]:
 
 
 def _size(n) -> str:
-    return f"{n:,}" if isinstance(n, int) else "-" if n is None else str(n)
-
-
-def _coordinate_order(coordinate: str) -> tuple[int, str]:
-    """The contract's order: returns, then inputs, then views (probe.json sorts its keys)."""
-    kind, _, name = coordinate.partition("_")
-    return (["ret", "in", "view"].index(kind) if kind in ("ret", "in", "view") else 3, name)
+    return words.size_cell(n)
 
 
 def _identity(results_dir: Path, machine: str, entry) -> dict:
@@ -456,34 +436,10 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not math.isnan(value)
 
 
-def _bytes(value) -> str:
-    if not _number(value):
-        return "n/a"
-    value = int(value)
-    return f"{value:,} B ({value / MIB:g} MiB)" if value >= MIB else f"{value:,} B"
-
-
-def _floor(value) -> str:
-    return f"{value:.2f} x" if _number(value) else "n/a"
-
-
-def _count(value) -> str:
-    return f"{int(value):,}" if _number(value) else "n/a"
-
-
-def _int(value) -> str:
-    return str(int(value)) if _number(value) else "n/a"
-
-
-def _iqr(stats: dict | None) -> str:
-    if not stats or "q_25" not in stats:
-        return ""
-    low, high = stats["q_25"] * 1e3, stats["q_75"] * 1e3
-    return f" ({low:.4f}-{high:.4f}, {stats.get('repeat', '?')} samples)"
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.report", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     parser.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)
     parser.add_argument("--machine", help="only this asv machine (default: every machine)")

@@ -1,6 +1,6 @@
 """Look at a published asv site the way a person does: in headless Chromium, with no network.
 
-    python tools/site_browser.py [--html html]     (`make history` runs it when Chromium exists)
+    python -m tools.site_browser [--html html]     (`make history` runs it when Chromium exists)
 
 `Browser` drives Debian's Chromium with Playwright (through its executable path). Every
 host but 127.0.0.1 is unresolvable (`--host-resolver-rules`), so a page that still loads
@@ -157,7 +157,9 @@ def main(argv: list[str] | None = None, browser: Browser | None = None) -> int:
     import sys
 
     root = Path(__file__).resolve().parents[1]
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.site_browser", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--html", type=Path, default=root / "html")
     parser.add_argument("--screenshots", type=Path, default=root / "test-artifacts" / "site")
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """How far the cost figures can be trusted on this machine: repeat them in separate processes.
 
-    python tools/stability.py [--python PYTHON] [--runs 5] [--instruction-runs 2] [--n 1048576]
+    python -m tools.stability [--python PYTHON] [--runs 5] [--instruction-runs 2] [--n 1048576]
                               [--busy-core] [--output DIR]
 
 Runs tools/check_snapshot_swap.py `--runs` times, each in its own process with the given
@@ -27,10 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from benchmarks.machine import machine_name  # standard library only
 
-from benchmarks.machine import machine_name  # noqa: E402  (standard library only)
+ROOT = Path(__file__).resolve().parents[1]
 
 OUT = ROOT / "results" / "stability"
 FLOOR_GOAL = 1.05
@@ -46,9 +45,9 @@ def run_checks(python: str, runs: int, instruction_runs: int, n: int) -> list[li
                   f"{' (with callgrind, about a minute)' if counted else ''}",
                   file=sys.stderr, flush=True)  # fmt: skip
             out = Path(tmp) / f"run{index}.json"
-            command = [python, str(ROOT / "tools" / "check_snapshot_swap.py"), "--sizes", f"3,{n}",
+            command = [python, "-m", "tools.check_snapshot_swap", "--sizes", f"3,{n}",
                        "--json", str(out)] + ([] if counted else ["--no-instructions"])  # fmt: skip
-            result = subprocess.run(command, capture_output=True, text=True)
+            result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
             run_rows = json.loads(out.read_text()) if out.exists() else []
             if result.returncode != 0 and not _only_floor_defects(result.returncode, run_rows):
                 tail = (result.stderr.strip().splitlines() or ["(no output)"])[-1]
@@ -156,7 +155,9 @@ def _above_floor(figures: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.stability", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--python", default=_asv_python(), help="interpreter with the torch")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--instruction-runs", type=int, default=2)

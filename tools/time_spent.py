@@ -21,7 +21,7 @@ def time_spent(durations: dict, install_seconds: float | None, callgrind: dict) 
     processes = {}
     for key, seconds in durations.items():
         if key.startswith(SETUP_CACHE):
-            scenario = key[len(SETUP_CACHE):].split(":", 1)[0]
+            scenario = key[len(SETUP_CACHE) :].split(":", 1)[0]
             setup[scenario] = setup.get(scenario, 0.0) + float(seconds)
         elif not key.startswith("<"):
             scenario = key.split(".", 1)[0]

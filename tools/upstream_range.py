@@ -1,6 +1,6 @@
 """Which upstream PyTorch commits lie between two builds of the ledger.
 
-    python tools/upstream_range.py BUILD_A BUILD_B [--pytorch-repo PATH]
+    python -m tools.upstream_range BUILD_A BUILD_B [--pytorch-repo PATH]
 
 BUILD is a ledger name (`torch-2.14.1`) or a ledger commit (or its prefix, as `asv find`
 prints it). When `asv find` ends between two adjacent builds, this prints the torch version
@@ -28,9 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import ledger as ledger_repo  # noqa: E402
+from tools import ledger as ledger_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPARE = "https://github.com/pytorch/pytorch/compare/{a}...{b}"
@@ -51,8 +49,8 @@ def resolve(name_or_commit: str, entries: list[ledger_repo.Entry]) -> ledger_rep
         tags = ", ".join(e.tag for e in entries)
         raise Unknown(
             f"{name_or_commit!r} names no single ledger build (builds: {tags}). A builds file "
-            "the ledger lacks is added by `make history BUILDS=FILE` (or `python "
-            "tools/ledger.py --builds FILE`)"
+            "the ledger lacks is added by `make history BUILDS=FILE` (or "
+            "`python -m tools.ledger --builds FILE`)"
         )
     return matches[0]
 
@@ -127,7 +125,9 @@ def describe(a: dict, b: dict, pytorch_repo: Path | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.upstream_range", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("older")
     parser.add_argument("newer")
     parser.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)

@@ -1,7 +1,7 @@
 """The verdict page: html/writeback/index.html, one file that opens from the file system (no
 server, no network: its CSS, script and SVG charts are inline, its data written into it).
 
-    python tools/verdict_page.py [--results results] [--ledger .asv/ledger] [--html html]
+    python -m tools.verdict_page [--results results] [--ledger .asv/ledger] [--html html]
 
 It reads what tools/report.py reads (every machine's asv results, probe records and install
 records; the builds of every ledger branch) and shows:
@@ -28,10 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import ledger as ledger_repo  # noqa: E402
-import report  # noqa: E402
+from tools import ledger as ledger_repo
+from tools import render, report
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = Path("writeback") / "index.html"
@@ -215,7 +213,7 @@ def matrix_section(scenario: str, rows: list[Row], builds: list[report.BuildResu
         lines.append(
             f'<tr data-backend="{_e(row.backend)}" data-interesting='
             f'"{int(row.interesting)}"><th scope="row">{name}</th><td>{_e(row.backend)}</td>'
-            f'<td class="size">{_e(report._size(row.size))}</td>'
+            f'<td class="size">{_e(render.size_cell(row.size))}</td>'
             + "".join(_cell(c) for c in row.cells)
             + "</tr>"
         )
@@ -273,7 +271,9 @@ def cost_section(builds: list[report.BuildResult], benchmarks: dict) -> str:
             unit = benchmarks[benchmark].get("unit", "")
             for size in _sizes(builds, benchmark):
                 parts.append(
-                    cost_chart(builds, benchmark, size, f"{title}, N={report._size(size)}", unit)
+                    cost_chart(
+                        builds, benchmark, size, f"{title}, N={render.size_cell(size)}", unit
+                    )
                 )
         parts.append("</div>")
     if not scenarios:
@@ -389,7 +389,7 @@ def nice_ticks(largest: float, unit: str = "", count: int = 5) -> list[float]:
     MiB for bytes from a MiB up)."""
     if largest <= 0:
         return [0, 1]
-    scale = report.MIB if unit == "bytes" and largest >= report.MIB else 1
+    scale = render.MIB if unit == "bytes" and largest >= render.MIB else 1
     raw = largest / scale / (count - 1)
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw) * scale
@@ -397,8 +397,8 @@ def nice_ticks(largest: float, unit: str = "", count: int = 5) -> list[float]:
 
 
 def tick_label(value: float, unit: str) -> str:
-    if unit == "bytes" and value >= report.MIB:
-        return f"{value / report.MIB:g} MiB"
+    if unit == "bytes" and value >= render.MIB:
+        return f"{value / render.MIB:g} MiB"
     if value >= 1e6:
         return f"{value / 1e6:g}M"
     if value >= 1e3:
@@ -408,7 +408,7 @@ def tick_label(value: float, unit: str) -> str:
 
 def value_text(value: float, unit: str) -> str:
     if unit == "bytes":
-        return report._bytes(value)
+        return render.bytes_text(value)
     if isinstance(value, float) and not value.is_integer():
         return f"{value:.3f} {unit}"
     return f"{int(value):,} {unit}"
@@ -450,7 +450,7 @@ def _navigation(scenarios: list[str]) -> str:
 def _legend() -> str:
     items = "".join(
         f'<li><span class="v v-{state.replace(" ", "-")} key">{state}</span></li>'
-        for state in report.VERDICT_STATES
+        for state in render.VERDICT_STATES
     )
     flips = (
         '<li><span class="v v-exact flip key">\u25b2 fixed / \u25bc broken / \u25c6 changed'
@@ -542,7 +542,9 @@ def _benchmarks(results: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.verdict_page", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--results", type=Path, default=ROOT / "results")
     parser.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)
     parser.add_argument("--html", type=Path, default=ROOT / "html")

@@ -1,0 +1,222 @@
+"""The tables both the report (tools/report.py) and the standalone check
+(tools/check_snapshot_swap.py) print, in one wording: a verdict, the values table, the cost
+table of a scenario's correct controls and the ratios between them.
+
+Each caller gathers its numbers its own way (the report from asv's results and the probe
+records beside them, the check from the probe it just ran) and hands them here as plain
+values; every word a reader sees comes from this module. Standard library only: the check
+imports it inside a benchmark environment, which holds torch and nothing of the tools'.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable
+from itertools import combinations
+
+MIB = 1024 * 1024
+VERDICT_STATES = ("exact", "wrong", "skipped", "failed", "not run")
+COORDINATE_KINDS = ("ret", "in", "view")
+
+
+def verdict(
+    state: str,
+    why: str = "",
+    *,
+    total: int = 0,
+    coordinates: dict | None = None,
+    moved: int = 0,
+    pass_name: str | None = None,
+) -> str:
+    """A verdict's words: `exact`, `wrong: 9 (ret_b 3, in_b 3, view_b 3); pass: NAME`,
+    `skipped: why`, `failed: why` or `not run (why)`. `state` is one of VERDICT_STATES;
+    `why` is a skip's, failure's or missing result's reason; the rest describe a wrong one
+    (`coordinates`: wrong elements per coordinate, `moved`: inputs whose storage moved)."""
+    if state == "exact":
+        return "exact"
+    if state in ("skipped", "failed"):
+        return f"{state}: {why}"
+    if state == "not run":
+        return f"not run ({why})"
+    if state != "wrong":
+        raise ValueError(f"unknown verdict state {state!r}; expected one of {VERDICT_STATES}")
+    detail = coordinates or {}
+    named = sorted((k for k in detail if k != "total" and detail[k]), key=_coordinate_order)
+    words = f"wrong: {int(total)}"
+    words += f" ({', '.join(f'{k} {detail[k]}' for k in named)})" if named else ""
+    if moved:
+        words += f"; {int(moved)} {'storage' if int(moved) == 1 else 'storages'} moved"
+    return words + (f"; pass: {pass_name}" if pass_name else "")
+
+
+def row_verdict(row: dict | None) -> tuple[str, str]:
+    """(state, words) of one probe row: a row of a probe record or of the check's JSON."""
+    if row is None:
+        return "not run", verdict("not run", "no result for it")
+    if row.get("skipped"):
+        return "skipped", verdict("skipped", row["skipped"])
+    if row.get("error"):
+        return "failed", verdict("failed", row["error"])
+    wrong = row.get("wrong_elements")
+    if wrong is None:
+        why = "stopped at the small correctness gate" if row.get("gated") else "not measured"
+        return "not run", verdict("not run", why)
+    moved = row.get("storages_moved") or 0
+    if not wrong.get("total") and not moved:
+        return "exact", verdict("exact")
+    found = row.get("attribution") or {}
+    words = verdict("wrong", total=wrong.get("total", 0), coordinates=wrong, moved=moved,
+                    pass_name=found.get("pass"))  # fmt: skip
+    return "wrong", words
+
+
+def values_table(
+    keys: Iterable[tuple[str, str]], sizes: Iterable, cell: Callable[[str, str, object], str]
+) -> str:
+    """control x backend rows, one column per size, each cell `cell(control, backend, size)`."""
+    sizes = list(sizes)
+    lines = [
+        "| control | backend | " + " | ".join(size_label(n) for n in sizes) + " |",
+        "|---|---|" + "---|" * len(sizes),
+    ]
+    for control, backend in dict.fromkeys(keys):
+        cells = [cell(control, backend, n) for n in sizes]
+        lines.append(f"| {control} | {backend} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def cost_section(scenario: str, rows: list[dict], not_costed: Iterable[tuple[str, int]]) -> str:
+    """The cost of a scenario's correct controls: the table, what was not costed (wrong
+    under Inductor), each note on a missing figure once, and the ratios of the warm calls.
+
+    A row has `control`, `n` and whichever it measured of `scratch_bytes`,
+    `scratch_bytes_static` (the wrapper's simulated peak), `full_length_loops`,
+    `entrypoint_calls`, `median_s`, `q25_s`, `q75_s`, `samples`, `time_over_floor`,
+    `floor_defect`, `floor_note`, `instructions`, `instructions_note`, `instructions_error`
+    (absent or None: not measured)."""
+    lines = [
+        f"Cost of the correct `{scenario}` controls (Inductor):",
+        "",
+        "| correct control | N | runtime scratch | full-length loops | entrypoint calls "
+        "| median warm call (IQR) | time over floor | instructions |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    timed = [row for row in rows if _number(row.get("median_s"))]
+    for row in timed:
+        lines.append(
+            f"| {row['control']} | {row['n']:,} | {_scratch(row)} "
+            f"| {_int(row.get('full_length_loops'))} | {_int(row.get('entrypoint_calls'))} "
+            f"| {row['median_s'] * 1e3:.4f} ms{_iqr(row)} | {_floor(row)} | {_instructions(row)} |"
+        )
+    if not timed:
+        lines.append("| (no control was correct and timed) | | | | | | | |")
+    wrong = [f"{control} (N={n:,}: wrong, not costed)" for control, n in not_costed]
+    if wrong:
+        lines += ["", "Not costed (wrong under Inductor): " + ", ".join(wrong)]
+    notes = _notes(timed)
+    if notes:
+        lines += ["", *notes]
+    return "\n".join([*lines, "", ratio_lines(timed)])
+
+
+def ratio_lines(rows: list[dict]) -> str:
+    """Each pair of timed controls at one size: the faster's median warm call over the
+    slower's (both from one run)."""
+    lines = []
+    for n in sorted({row["n"] for row in rows}):
+        at_n = sorted((r for r in rows if r["n"] == n), key=lambda r: r["median_s"])
+        for fast, slow in combinations(at_n, 2):
+            ratio = fast["median_s"] / slow["median_s"]
+            lines.append(
+                f"- N={n:,}: {fast['control']} / {slow['control']} = {ratio:.3f} "
+                f"({(1 - ratio) * 100:.1f}% lower median latency, same run)"
+            )
+    return "\n".join(lines) or "- fewer than two correct controls were timed"
+
+
+def quartiles(samples: list[float]) -> tuple[float, float] | None:
+    """The first and third quartiles of timing samples (linear interpolation, as numpy's and
+    asv's), or None for fewer than two samples."""
+    if len(samples) < 2:
+        return None
+    q25, _, q75 = statistics.quantiles(samples, n=4, method="inclusive")
+    return q25, q75
+
+
+def size_label(n) -> str:
+    """A size column's header: `N=1,048,576`, or a catalogue's size label as it is."""
+    return f"N={n:,}" if isinstance(n, int) else str(n)
+
+
+def size_cell(n) -> str:
+    """A size in a cell: `1,048,576`, a label as it is, `-` for none (a variant)."""
+    return f"{n:,}" if isinstance(n, int) else "-" if n is None else str(n)
+
+
+def bytes_text(value) -> str:
+    if not _number(value):
+        return "n/a"
+    value = int(value)
+    return f"{value:,} B ({value / MIB:g} MiB)" if value >= MIB else f"{value:,} B"
+
+
+def _coordinate_order(coordinate: str) -> tuple[int, str]:
+    """The contract's order: returns, then inputs, then views, then the rest (alias probes)."""
+    kind, _, name = coordinate.partition("_")
+    return (COORDINATE_KINDS.index(kind) if kind in COORDINATE_KINDS else 3, name)
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+
+
+def _int(value) -> str:
+    return str(int(value)) if _number(value) else "n/a"
+
+
+def _scratch(row: dict) -> str:
+    measured, static = row.get("scratch_bytes"), row.get("scratch_bytes_static")
+    text = bytes_text(measured)
+    if _number(measured) and _number(static) and int(measured) != int(static):
+        text += f" (DISAGREES with the wrapper's {bytes_text(static)})"
+    return text
+
+
+def _iqr(row: dict) -> str:
+    if not _number(row.get("q25_s")) or not _number(row.get("q75_s")):
+        return ""
+    samples = row.get("samples")
+    count = f", {samples} samples" if samples is not None else ""
+    return f" ({row['q25_s'] * 1e3:.4f}-{row['q75_s'] * 1e3:.4f}{count})"
+
+
+def _floor(row: dict) -> str:
+    if row.get("floor_defect"):
+        ratio = row.get("time_over_floor")
+        return f"FLOOR DEFECT ({ratio:.2f} x, see below)" if _number(ratio) else "FLOOR DEFECT"
+    ratio = row.get("time_over_floor")
+    return f"{ratio:.2f} x" if _number(ratio) else "n/a"
+
+
+def _instructions(row: dict) -> str:
+    if _number(row.get("instructions")):
+        return f"{int(row['instructions']):,}"
+    return "FAILED" if row.get("instructions_error") else "n/a"
+
+
+def _notes(rows: list[dict]) -> list[str]:
+    """Why a figure is missing or failed, each distinct reason once."""
+    notes: dict[str, None] = {}
+    for row in rows:
+        if row.get("floor_defect"):
+            where = f"{row['control']} at N={row['n']:,}"
+            notes[f"- time over floor, {where}: FLOOR DEFECT: {row['floor_defect']}"] = None
+        elif not _number(row.get("time_over_floor")) and row.get("floor_note"):
+            notes[f"- time over floor n/a: {row['floor_note']}"] = None
+        if row.get("instructions_error"):
+            notes[f"- instructions FAILED for {row['control']} at N={row['n']:,}: "
+                  f"{row['instructions_error']}"] = None  # fmt: skip
+        elif not _number(row.get("instructions")) and row.get("instructions_note"):
+            notes[f"- instructions n/a: {row['instructions_note']}"] = None
+    return list(notes)
