@@ -23,6 +23,6 @@ def test_phases_from_asv_durations_install_and_callgrind():
 
 
 def test_an_install_without_seconds_says_so_and_is_not_counted():
-    spent = time_spent.time_spent({"<setup_cache corpus:35>": 10.0}, None, {})
+    spent = time_spent.time_spent({"<setup_cache corpus:35>": 10.0}, None, None)
     assert spent["total"] == 10.0
-    assert "not recorded" in time_spent.render([("old", spent)])[-1]
+    assert time_spent.render([("old", spent)])[-1].count("not recorded") == 2

@@ -16,9 +16,12 @@ import pytest
 from tools import builds, ledger, render, report
 
 ROOT = Path(__file__).resolve().parents[1]
-# every command of tools/ (render is the library the report and the check share)
+# every command of tools/ (render: the library the report and the check share; time_spent:
+# the report's time table)
 TOOLS = sorted(
-    p.stem for p in (ROOT / "tools").glob("*.py") if p.stem not in ("__init__", "render")
+    p.stem
+    for p in (ROOT / "tools").glob("*.py")
+    if p.stem not in ("__init__", "render", "time_spent")
 )
 COMMITTED = ROOT / "results"
 

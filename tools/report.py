@@ -25,6 +25,7 @@ from asv.results import iter_results_for_machine
 
 from tools import ledger as ledger_repo
 from tools import render as words
+from tools import time_spent
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = "snapshot_swap"
@@ -45,6 +46,11 @@ class BuildResult:
     probe: dict[tuple, dict] = field(default_factory=dict)
     results_dir: Path | None = None
     tag: str = ""
+    durations: dict[str, float] = field(default_factory=dict)
+    """asv's seconds for each benchmark and `<setup_cache ...>` of this build."""
+    callgrind: dict[str, float] | None = None
+    """Seconds callgrind took in each scenario's probe (inside its setup_cache); None when
+    the probe records kept no seconds."""
 
     @property
     def label(self) -> str:
@@ -100,6 +106,8 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
                 build.values[key] = dict(zip(combos, values))
                 build.stats[key] = dict(zip(combos, stats))
             build.probe = _probe_rows(results_dir, name, build.identity)
+            build.durations = dict(result.duration)
+            build.callgrind = _callgrind_seconds(results_dir, name, build.identity)
             loaded.append(build)
     return loaded
 
@@ -146,8 +154,22 @@ def render(builds: list[BuildResult]) -> str:
     if found:
         parts += ["## Failures (nobody expected these)", ""]
         parts += [f"- {failure.describe()}" for failure in found] + [""]
+    parts += time_section(builds)
     parts += stability_section(builds[0].results_dir, sorted({b.machine for b in builds}))
     return "\n".join(parts).rstrip() + "\n"
+
+
+def time_section(builds: list[BuildResult]) -> list[str]:
+    """Where each build's time went (tools/time_spent.py), machine by machine."""
+    rows = [
+        (f"{b.tag or b.name} on {b.machine}",
+         time_spent.time_spent(b.durations, b.identity.get("install_seconds"), b.callgrind))
+        for b in builds if b.installed and b.durations
+    ]  # fmt: skip
+    if not rows:
+        return []
+    return ["## Where the time went", "", time_spent.__doc__.split("\n\n")[1].replace("\n", " "),
+            "", *time_spent.render(rows), ""]  # fmt: skip
 
 
 def cost_scenarios(build: BuildResult) -> list[str]:
@@ -409,6 +431,20 @@ def _probe_rows(results_dir: Path, machine: str, identity: dict) -> dict[tuple, 
             else:
                 rows[(record["scenario"], row["control"], row["backend"], row["n"])] = row
     return rows
+
+
+def _callgrind_seconds(results_dir: Path, machine: str, identity: dict) -> dict | None:
+    """Scenario -> callgrind seconds its probe recorded (`seconds`); None when no record has
+    them (written before probes recorded their seconds)."""
+    if "torch_version" not in identity:
+        return None
+    key = f"torch-{identity['torch_version']}-{identity['torch_git_version'][:8]}"
+    found = {}
+    for path in sorted((results_dir / "generated" / machine / key).glob("*/*/probe.json")):
+        record = json.loads(path.read_text())
+        if "seconds" in record:
+            found[record["scenario"]] = float(record["seconds"].get("callgrind", 0.0))
+    return found or None
 
 
 def _machines(results_dir: Path) -> list[str]:

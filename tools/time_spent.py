@@ -14,9 +14,10 @@ from __future__ import annotations
 SETUP_CACHE = "<setup_cache "
 
 
-def time_spent(durations: dict, install_seconds: float | None, callgrind: dict) -> dict:
+def time_spent(durations: dict, install_seconds: float | None, callgrind: dict | None) -> dict:
     """One build's seconds by phase. `durations`: asv's `Results.duration` (benchmark name or
-    `<setup_cache module:line>` -> seconds); `callgrind`: scenario -> callgrind seconds."""
+    `<setup_cache module:line>` -> seconds); `callgrind`: scenario -> callgrind seconds, None
+    where the probe records kept none (records written before they did)."""
     setup = {}
     processes = {}
     for key, seconds in durations.items():
@@ -29,7 +30,7 @@ def time_spent(durations: dict, install_seconds: float | None, callgrind: dict) 
     phases = {
         "install": install_seconds,
         "setup_cache": sum(setup.values()),
-        "callgrind": sum(callgrind.values()),
+        "callgrind": None if callgrind is None else sum(callgrind.values()),
         "asv processes": sum(processes.values()),
     }
     counted = [v for k, v in phases.items() if k != "callgrind" and v is not None]
