@@ -189,3 +189,17 @@ def test_merge_refuses_results_of_another_ledger(runs, tmp_path):
 
 def test_merge_refuses_the_same_build_measured_twice(runs):
     _refused(runs["merged"], runs["whole"] / "results", "the same thing measured twice")
+
+
+def test_make_merge_passes_every_folder_to_the_merge():
+    """`make merge FROM="a b"` (the workflow's merge job runs it): the command make runs must
+    parse into those folders and that builds file (a list-taking --builds once swallowed them)."""
+    from tools import merge
+
+    root = Path(__file__).resolve().parents[1]
+    make = ["make", "-n", "merge", "FROM=shards/a shards/b", "BUILDS=builds-long.txt"]
+    shown = subprocess.run(make, cwd=root, capture_output=True, text=True, check=True).stdout
+    command = next(line for line in shown.splitlines() if "-m tools.merge" in line)
+    args = merge._parse(command.split("-m tools.merge", 1)[1].split())
+    assert args.folders == [Path("shards/a"), Path("shards/b")]
+    assert args.builds == [Path("builds-long.txt")]

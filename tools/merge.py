@@ -1,7 +1,7 @@
 """Merge results folders measured elsewhere (the shards of a CI matrix, other machines) into
 results/, then publish and report them as one run's.
 
-    python -m tools.merge [--builds builds.txt ...] [--no-site-check] FOLDER [FOLDER ...]
+    python -m tools.merge [--builds FILE ...] [--no-site-check] FOLDER [FOLDER ...]
 
 Each FOLDER is a results/ tree as `make history` writes it: asv's `<machine>/` result files
 and `machine.json`, `benchmarks.json`, and the records beside them (`builds/<machine>/`,
@@ -260,11 +260,16 @@ def _parse(argv):
     )
     parser.add_argument("folders", nargs="+", type=Path, metavar="FOLDER",
                         help="results folders to merge into results/")  # fmt: skip
-    parser.add_argument("--builds", nargs="+", type=Path, default=[ROOT / "builds.txt"],
-                        help="the builds file(s) the folders were measured with")  # fmt: skip
+    # one file per --builds (repeat it for more): a list-taking option would swallow the
+    # folders that follow it, as `make merge` passes them
+    parser.add_argument("--builds", action="append", type=Path, metavar="FILE",
+                        help="a builds file the folders were measured with (default builds.txt; "
+                             "repeat for more)")  # fmt: skip
     parser.add_argument("--no-site-check", dest="site_check", action="store_false",
                         help="publish as asv does (no vendored scripts, no browser)")  # fmt: skip
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.builds = args.builds or [ROOT / "builds.txt"]
+    return args
 
 
 if __name__ == "__main__":
