@@ -163,13 +163,19 @@ def time_section(builds: list[BuildResult]) -> list[str]:
     """Where each build's time went (tools/time_spent.py), machine by machine."""
     rows = [
         (f"{b.tag or b.name} on {b.machine}",
-         time_spent.time_spent(b.durations, b.identity.get("install_seconds"), b.callgrind))
+         time_spent.time_spent(b.durations, _install_seconds(b), b.callgrind))
         for b in builds if b.installed and b.durations
     ]  # fmt: skip
     if not rows:
         return []
-    return ["## Where the time went", "", time_spent.__doc__.split("\n\n")[1].replace("\n", " "),
-            "", *time_spent.render(rows), ""]  # fmt: skip
+    caveat = time_spent.__doc__.split("\n\n")[1].replace("\n", " ").strip()
+    return ["## Where the time went", "", caveat, "", *time_spent.render(rows), ""]
+
+
+def _install_seconds(build: BuildResult) -> float | None:
+    """The install's seconds, when this machine's own record has them (a record borrowed from
+    another machine timed that machine's install)."""
+    return None if build.identity.get("recorded_by") else build.identity.get("install_seconds")
 
 
 def cost_scenarios(build: BuildResult) -> list[str]:
