@@ -163,13 +163,19 @@ def time_section(builds: list[BuildResult]) -> list[str]:
     """Where each build's time went (tools/time_spent.py), machine by machine."""
     rows = [
         (f"{b.tag or b.name} on {b.machine}",
-         time_spent.time_spent(b.durations, _install_seconds(b), b.callgrind))
+         time_spent.time_spent(b.durations, _install_seconds(b), b.callgrind, _attributing(b)))
         for b in builds if b.installed and b.durations
     ]  # fmt: skip
     if not rows:
         return []
     caveat = time_spent.__doc__.split("\n\n")[1].replace("\n", " ").strip()
     return ["## Where the time went", "", caveat, "", *time_spent.render(rows), ""]
+
+
+def _attributing(build: BuildResult) -> float:
+    """Seconds the attributions of this build's probe rows took."""
+    rows = build.probe.values()
+    return sum(float((r.get("attribution") or {}).get("seconds") or 0.0) for r in rows)
 
 
 def _install_seconds(build: BuildResult) -> float | None:

@@ -2,7 +2,7 @@
 `install_seconds` (tools/install_build.py), asv's durations in its results file (each
 `setup_cache`: the probe that compiles and checks every combination, with attribution and
 callgrind in it; each benchmark: its asv processes), and the probe records' `seconds`
-(callgrind's share of a setup_cache).
+(callgrind's share of a setup_cache) and each row's attribution seconds (its share too).
 
 The figures are process seconds of one build as asv ran it; builds measured side by side on
 this 2-core machine share the cores, so a build's sum is more than its share of the wall
@@ -14,10 +14,16 @@ from __future__ import annotations
 SETUP_CACHE = "<setup_cache "
 
 
-def time_spent(durations: dict, install_seconds: float | None, callgrind: dict | None) -> dict:
+def time_spent(
+    durations: dict,
+    install_seconds: float | None,
+    callgrind: dict | None,
+    attribution: float | None = None,
+) -> dict:
     """One build's seconds by phase. `durations`: asv's `Results.duration` (benchmark name or
     `<setup_cache module:line>` -> seconds); `callgrind`: scenario -> callgrind seconds, None
-    where the probe records kept none (records written before they did)."""
+    where the probe records kept none (records written before they did); `attribution`: the
+    seconds the probe rows' attributions took (inside the setup_caches too)."""
     setup = {}
     processes = {}
     for key, seconds in durations.items():
@@ -31,9 +37,11 @@ def time_spent(durations: dict, install_seconds: float | None, callgrind: dict |
         "install": install_seconds,
         "setup_cache": sum(setup.values()),
         "callgrind": None if callgrind is None else sum(callgrind.values()),
+        "attribution": attribution,
         "asv processes": sum(processes.values()),
     }
-    counted = [v for k, v in phases.items() if k != "callgrind" and v is not None]
+    inside = ("callgrind", "attribution")  # parts of setup_cache, not counted again
+    counted = [v for k, v in phases.items() if k not in inside and v is not None]
     return {**phases, "total": sum(counted), "setup_by_scenario": setup,
             "processes_by_scenario": processes}  # fmt: skip
 
@@ -43,14 +51,15 @@ def render(rows: list[tuple[str, dict]]) -> list[str]:
     if not rows:
         return []
     lines = [
-        "| build | install | setup_cache (compile + check) | of which callgrind "
-        "| asv benchmark processes | total | slowest setup_cache |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| build | install | setup_cache (compile + check) | of which attribution "
+        "| of which callgrind | asv benchmark processes | total | slowest setup_cache |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
     for label, spent in rows:
         slowest = max(spent["setup_by_scenario"].items(), key=lambda kv: kv[1], default=None)
         lines.append(
             f"| {label} | {_seconds(spent['install'])} | {_seconds(spent['setup_cache'])} "
+            f"| {_seconds(spent['attribution'])} "
             f"| {_seconds(spent['callgrind'])} | {_seconds(spent['asv processes'])} "
             f"| {_seconds(spent['total'])} "
             f"| {f'{slowest[0]} {_seconds(slowest[1])}' if slowest else '-'} |"
