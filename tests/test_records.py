@@ -187,10 +187,13 @@ def test_a_real_failure_is_named_and_fails_the_run(full):
 
 
 def test_an_interrupted_run_says_so_in_one_line_and_resumes(full):
+    # Ctrl-C as a terminal delivers it: a suite started in the background (`cmd &` in a
+    # script) inherits SIGINT ignored, and Python keeps an ignored SIGINT ignored
     process = subprocess.Popen(
         [sys.executable, "-m", "tools.history", "--no-site-check"], cwd=full,
         env=environment("m4", {"WBPROBE_SLEEP": "4"}),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     first = commits(full)["a"]
     deadline = time.monotonic() + 900
