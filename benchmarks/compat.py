@@ -14,6 +14,8 @@ import shutil
 
 import torch
 
+from .machine import build_folder
+
 
 class Unsupported(NotImplementedError):
     """This torch build cannot run what was asked; the message says what is missing."""
@@ -27,8 +29,7 @@ def torch_identity() -> dict[str, str]:
 
 def build_key() -> str:
     """A folder name for this build, e.g. `torch-2.15.0+cpu-d0f2af8b`: version and commit."""
-    ident = torch_identity()
-    return f"torch-{ident['torch_version']}-{ident['torch_git_version'][:8]}"
+    return build_folder(torch_identity())
 
 
 def missing_attributes(dotted_names: tuple[str, ...]) -> list[str]:

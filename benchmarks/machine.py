@@ -130,3 +130,10 @@ def _ram_bytes() -> int:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return 0
+
+
+def build_folder(identity: dict) -> str:
+    """A build's folder name under each machine, from its identity (`torch_version`,
+    `torch_git_version`): e.g. `torch-2.15.0+cpu-d0f2af8b`. Here (standard library only) so that
+    the tools reading the records `<machine>/<build>/<isa>/` name builds as the probes did."""
+    return f"torch-{identity['torch_version']}-{identity['torch_git_version'][:8]}"

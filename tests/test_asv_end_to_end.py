@@ -123,8 +123,8 @@ def test_asv_finds_exactly_the_public_benchmarks_and_every_unit(asv_results):
 
 
 def test_correctness_is_a_number_for_every_combination(asv_results):
-    _, result, _ = asv_results
     """Every size stays a parameter: the one WRITEBACK_SIZES=3 leaves out is a skip (NaN)."""
+    _, result, _ = asv_results
     wrong = _values(result, "snapshot_swap.Correctness.track_wrong_elements")
     assert len(wrong) == len(snapshot_swap.SWAP.controls) * 3 * 2
     patterns = _values(result, "aliasing.Correctness.track_wrong_elements")

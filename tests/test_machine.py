@@ -1,14 +1,11 @@
 """Machine identity: a name two CPUs cannot share, its hardware, other CPUs' results refused."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from benchmarks import machine
 from tools import asv_project
-
-ROOT = Path(__file__).resolve().parents[1]
 
 XEON = "model name\t: Intel(R) Xeon(R) Processor\nflags\t\t: fpu sse sse2 avx avx2 avx512f fma\n"
 EPYC = "model name\t: AMD EPYC 7B13 64-Core Processor\nflags\t\t: fpu sse sse2 avx avx2 fma\n"

@@ -10,6 +10,7 @@ exit 1); an interrupted run (one line, and the rerun completes with nothing lost
 """
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -24,7 +25,6 @@ from tests.test_history_end_to_end import make_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
-"""Off unless a test sets them: conftest sets some, and a narrowing one makes a quick check."""
 
 SUITE = """
 import os
@@ -76,6 +76,7 @@ def project(tmp_path_factory):
 def environment(machine: str, env: dict | None = None) -> dict:
     """The environment of a user's run: this machine, no knob unless `env` sets one (the
     tests' conftest sets some for the tests' own process)."""
+    # off unless a test sets them: a narrowing one makes a quick check
     knobs = ("SIZES", "INSTRUCTIONS", "ISA", "ATTRIBUTION", "ARTIFACTS", "CACHE", "MACHINE_NAME")
     clean = {k: v for k, v in os.environ.items() if k not in {f"WRITEBACK_{n}" for n in knobs}}
     return {**clean, "WRITEBACK_MACHINE": machine, **(env or {})}
@@ -138,7 +139,7 @@ def test_a_quick_run_with_a_size_knob_leaves_the_history_and_the_site_whole(full
     params = json.loads(tracked)["probe.Probe.track_value"]["params"]
     assert params == [["3", "1048576"]]
     quick_values = values(full / ".asv" / "quick", "m1", commits(full)["a"])
-    assert quick_values[0] == 3 and quick_values[1] != quick_values[1]  # n=1048576 skipped: NaN
+    assert quick_values[0] == 3 and math.isnan(quick_values[1])  # n=1048576 skipped
     publish = subprocess.run([sys.executable, "-m", "tools.asv_project", "publish"], cwd=full,
                              capture_output=True, text=True)  # fmt: skip
     assert publish.returncode == 0, publish.stderr[-3000:]

@@ -204,9 +204,8 @@ def test_make_merge_passes_every_folder_to_the_merge():
     parse into those folders and that builds file (a list-taking --builds once swallowed them)."""
     from tools import merge
 
-    root = Path(__file__).resolve().parents[1]
     make = ["make", "-n", "merge", "FROM=shards/a shards/b", "BUILDS=builds-long.txt"]
-    shown = subprocess.run(make, cwd=root, capture_output=True, text=True, check=True).stdout
+    shown = subprocess.run(make, cwd=ROOT, capture_output=True, text=True, check=True).stdout
     command = next(line for line in shown.splitlines() if "-m tools.merge" in line)
     args = merge._parse(command.split("-m tools.merge", 1)[1].split())
     assert args.folders == [Path("shards/a"), Path("shards/b")]

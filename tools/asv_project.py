@@ -170,8 +170,9 @@ def discovery_inputs(argv: list[str], machine: str) -> str | None:
         (k, v) for k, v in os.environ.items() if k.startswith(("WRITEBACK_", "ATEN_"))
     )
     digest.update(json.dumps([commits, argv, variables, sys.version, asv_version]).encode())
+    records = results_dir(argv) / "builds" / machine
     for commit in commits.split():  # what was installed for each (a local wheel may change)
-        record = results_dir(argv) / "builds" / machine / f"{commit}.json"
+        record = records / f"{commit}.json"
         if record.is_file():
             installed = json.loads(record.read_text())
             keys = ("torch_version", "torch_git_version", "torch_wheel", "clients_error")

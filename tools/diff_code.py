@@ -17,7 +17,7 @@ import difflib
 import sys
 from pathlib import Path
 
-from benchmarks.machine import machine_name  # standard library only
+from benchmarks.machine import build_folder, machine_name  # standard library only
 from tools import ledger as ledger_repo
 from tools import upstream_range
 
@@ -58,7 +58,7 @@ def code_folder(build: str, args) -> Path:
 def _build_key(name: str, args) -> str:
     entry = upstream_range.resolve(name, ledger_repo.read_ledger(args.ledger))
     ident = upstream_range.identity(entry, args.results)
-    return f"torch-{ident['torch_version']}-{ident['torch_git_version'][:8]}"
+    return build_folder(ident)
 
 
 def unified(a: Path, b: Path, label_a: str, label_b: str) -> str:

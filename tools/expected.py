@@ -40,7 +40,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.machine import machine_name  # standard library only
+from benchmarks.machine import build_folder, machine_name  # standard library only
 from tools import ledger as ledger_repo
 from tools import report
 
@@ -130,7 +130,7 @@ def _stability(build: report.BuildResult) -> dict:
     """tools/stability.py's figures per control for this build and machine, if it ran."""
     if not build.results_dir or "torch_version" not in build.identity:
         return {}
-    key = f"torch-{build.identity['torch_version']}-{build.identity['torch_git_version'][:8]}"
+    key = build_folder(build.identity)
     path = build.results_dir / "stability" / build.machine / f"{key}.json"
     return json.loads(path.read_text()).get("controls", {}) if path.is_file() else {}
 

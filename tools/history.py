@@ -82,9 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     branch = ledger_repo.branch_for(args.builds)
     _step(f"1. ledger: {len(builds)} builds from {args.builds.name} (branch {branch})")
     ledger = ledger_repo.DEFAULT_LEDGER
-    if branch != ledger_repo.BRANCH and (ROOT / "builds.txt").is_file():
-        ledger_repo.build_ledger(builds_file.read(ROOT / "builds.txt"), ledger)  # main exists
-    entries = ledger_repo.build_ledger(builds, ledger, branch)
+    entries = ledger_repo.build_branches([args.builds], ledger)[args.builds.resolve()]
 
     try:
         machine = asv_project.prepare(args.machine, results)
@@ -128,9 +126,11 @@ def main(argv: list[str] | None = None) -> int:
         problems.append(f"asv run exited {code} (see its output above)")
     if shard:
         _step("4. not published (a shard): `make merge FROM=...` publishes every shard's results")
-    elif not quick:
-        problems += publish(args.site_check, results, ledger)
-    loaded = write_report(results, ledger, machine)
+    everyone = None
+    if not quick and not shard:  # the verdict page shows every machine, the report this one
+        everyone = report.load(results, ledger)
+        problems += publish(args.site_check, results, ledger, everyone)
+    loaded = write_report(results, ledger, machine, everyone)
     if not quick and not shard:
         print("Browse the history with:  .venv/bin/python -m tools.asv_project preview  "
               "(serves html/ at http://127.0.0.1:8080)")  # fmt: skip
@@ -143,9 +143,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def publish(site_check: bool, results: Path, ledger: Path) -> list[str]:
-    """Step 4: `asv publish` into html/ with the verdict page, made self-contained and looked
-    at in Chromium (when `site_check`). Returns the problems found, one line each."""
+def publish(site_check: bool, results: Path, ledger: Path, builds=None) -> list[str]:
+    """Step 4: `asv publish` into html/ with the verdict page (of `builds`, every machine's
+    results as `report.load` gives them; loaded here when None), made self-contained and
+    looked at in Chromium (when `site_check`). Returns the problems found, one line each."""
     _step("4. publish html/ (asv publish) with the verdict page, self-contained")
     look = site_check and shutil.which("chromium")
     publishing = _start_asv("publish", config=None)
@@ -156,7 +157,7 @@ def publish(site_check: bool, results: Path, ledger: Path) -> list[str]:
     try:
         if published != 0:
             return ["asv publish failed (see above)"]
-        page = verdict_page.publish(ROOT / "html", results, ledger)
+        page = verdict_page.publish(ROOT / "html", results, ledger, builds)
         print(f"   verdict page: {page.relative_to(ROOT)} (opens from the file system)")
         if site_check and offline_site.main(["--html", str(ROOT / "html")]) != 0:
             return ["html/ is not self-contained (see above)"]
@@ -173,11 +174,17 @@ def publish(site_check: bool, results: Path, ledger: Path) -> list[str]:
             browser.close()
 
 
-def write_report(results: Path, ledger: Path, machine: str | None) -> list[report.BuildResult]:
+def write_report(
+    results: Path, ledger: Path, machine: str | None, everyone=None
+) -> list[report.BuildResult]:
     """Step 5: the report of `machine` (every machine: None), printed and written to
-    results/report.md. Returns what it was made from."""
+    results/report.md; from `everyone` (every machine's, already loaded) when given. Returns
+    what it was made from."""
     _step("5. report")
-    loaded = report.load(results, ledger, machine)
+    if everyone is None:
+        loaded = report.load(results, ledger, machine)
+    else:
+        loaded = [b for b in everyone if machine is None or b.machine == machine]
     text = report.render(loaded)
     (results / "report.md").write_text(text)
     print(text)

@@ -97,6 +97,18 @@ def build_ledger(
     return entries
 
 
+def build_branches(builds_files: list[Path], ledger: Path = DEFAULT_LEDGER) -> dict[Path, list]:
+    """The branch of each builds file in `builds_files`, and first builds.txt's `main` when
+    that file exists (the branch `make history` always keeps). Returns each file's entries,
+    keyed by its resolved path."""
+    named = [path.resolve() for path in builds_files]
+    built = {}
+    for path in dict.fromkeys([(ROOT / "builds.txt").resolve(), *named]):
+        if path in named or path.is_file():
+            built[path] = build_ledger(builds_file.read(path), ledger, branch_for(path))
+    return built
+
+
 def _branch_of_tag(tag: str) -> str:
     return tag.split("/", 1)[0] if "/" in tag else BRANCH
 

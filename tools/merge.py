@@ -69,8 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"writeback: not merged: {exc}", file=sys.stderr)
         return 2
     apply(plan, into)
-    problems = history.publish(args.site_check, into, ledger)
-    loaded = history.write_report(into, ledger, None)
+    everyone = report.load(into, ledger)
+    problems = history.publish(args.site_check, into, ledger, everyone)
+    loaded = history.write_report(into, ledger, None, everyone)
     problems += [failure.describe() for failure in report.failures(loaded)]
     if problems:
         print(f"writeback: {len(problems)} failure(s): " + "; ".join(problems))
@@ -233,12 +234,8 @@ def ledger_commits(ledger: Path) -> set[str]:
 
 def _ledger(builds_files: list[Path]) -> Path:
     """The ledger with a branch for each builds file (and builds.txt's, as `make history`)."""
-    ledger = ledger_repo.DEFAULT_LEDGER
-    named = [path.resolve() for path in builds_files]
-    for path in dict.fromkeys([(ROOT / "builds.txt").resolve(), *named]):
-        if path in named or path.is_file():
-            ledger_repo.build_ledger(builds_file.read(path), ledger, ledger_repo.branch_for(path))
-    return ledger
+    ledger_repo.build_branches(builds_files)
+    return ledger_repo.DEFAULT_LEDGER
 
 
 def _names(builds_files: list[Path]) -> str:

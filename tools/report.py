@@ -23,6 +23,7 @@ from pathlib import Path
 
 from asv.results import iter_results_for_machine
 
+from benchmarks.machine import build_folder  # standard library only
 from tools import ledger as ledger_repo
 from tools import render as words
 from tools import time_spent
@@ -105,9 +106,10 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
                 stats = result.get_result_stats(key, params)
                 build.values[key] = dict(zip(combos, values))
                 build.stats[key] = dict(zip(combos, stats))
-            build.probe = _probe_rows(results_dir, name, build.identity)
+            records = _probe_records(results_dir, name, build.identity)
+            build.probe = _probe_rows(records)
             build.durations = dict(result.duration)
-            build.callgrind = _callgrind_seconds(results_dir, name, build.identity)
+            build.callgrind = _callgrind_seconds(records)
             loaded.append(build)
     return loaded
 
@@ -274,7 +276,7 @@ def matrix(builds: list[BuildResult]) -> str:
         name = f"[{control}]({issue})" if issue else control
         name += f" ([fix]({fix}))" if fix else ""
         lines.append(
-            f"| {scenario} | {name} | {backend} | {_size(n)} | " + " | ".join(cells) + " |"
+            f"| {scenario} | {name} | {backend} | {words.size_cell(n)} | {' | '.join(cells)} |"
         )
     return "\n".join(lines)
 
@@ -346,7 +348,7 @@ def corpus_lines(build: BuildResult) -> list[str]:
     """The generated corpora this build ran: wrong programs and each family's shrunk repro."""
     if not build.results_dir or "torch_version" not in build.identity:
         return []
-    key = f"torch-{build.identity['torch_version']}-{build.identity['torch_git_version'][:8]}"
+    key = build_folder(build.identity)
     folder = build.results_dir / "generated" / build.machine / key
     lines = []
     for path in sorted(folder.glob("*/corpus/*.json")):
@@ -385,12 +387,8 @@ def attribution_lines(build: BuildResult) -> list[str]:
             note = str(found.get("note"))
             how = note if note.startswith("not attributed") else f"not attributed: {note}"
         seconds = f", {found['seconds']} s" if found.get("seconds") is not None else ""
-        lines.append(f"- {scenario}.{control} ({_size(n)}): {how}{seconds}")
+        lines.append(f"- {scenario}.{control} ({words.size_cell(n)}): {how}{seconds}")
     return lines
-
-
-def _size(n) -> str:
-    return words.size_cell(n)
 
 
 def _identity(results_dir: Path, machine: str, entry) -> dict:
@@ -430,13 +428,17 @@ def _identity_line(build: BuildResult) -> str:
     )
 
 
-def _probe_rows(results_dir: Path, machine: str, identity: dict) -> dict[tuple, dict]:
+def _probe_records(results_dir: Path, machine: str, identity: dict) -> list[dict]:
+    """Every probe record this machine kept for the build (each file read once)."""
     if "torch_version" not in identity:
-        return {}
-    key = f"torch-{identity['torch_version']}-{identity['torch_git_version'][:8]}"
+        return []
+    folder = results_dir / "generated" / machine / build_folder(identity)
+    return [json.loads(path.read_text()) for path in sorted(folder.glob("*/*/probe.json"))]
+
+
+def _probe_rows(records: list[dict]) -> dict[tuple, dict]:
     rows = {}
-    for path in sorted((results_dir / "generated" / machine / key).glob("*/*/probe.json")):
-        record = json.loads(path.read_text())
+    for record in records:
         for row in record["rows"]:
             if "variant" in row:  # a variant replaces backend and size
                 rows[(record["scenario"], row["control"], row["variant"], None)] = row
@@ -445,17 +447,14 @@ def _probe_rows(results_dir: Path, machine: str, identity: dict) -> dict[tuple, 
     return rows
 
 
-def _callgrind_seconds(results_dir: Path, machine: str, identity: dict) -> dict | None:
+def _callgrind_seconds(records: list[dict]) -> dict | None:
     """Scenario -> callgrind seconds its probe recorded (`seconds`); None when no record has
     them (written before probes recorded their seconds)."""
-    if "torch_version" not in identity:
-        return None
-    key = f"torch-{identity['torch_version']}-{identity['torch_git_version'][:8]}"
-    found = {}
-    for path in sorted((results_dir / "generated" / machine / key).glob("*/*/probe.json")):
-        record = json.loads(path.read_text())
-        if "seconds" in record:
-            found[record["scenario"]] = float(record["seconds"].get("callgrind", 0.0))
+    found = {
+        record["scenario"]: float(record["seconds"].get("callgrind", 0.0))
+        for record in records
+        if "seconds" in record
+    }
     return found or None
 
 

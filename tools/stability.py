@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.machine import machine_name  # standard library only
+from benchmarks.machine import build_folder, machine_name  # standard library only
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     summary["machine"] = machine_name()
     folder = args.output / summary["machine"]
     folder.mkdir(parents=True, exist_ok=True)
-    key = f"torch-{summary['torch_version']}-{summary['torch_git_version'][:8]}"
+    key = build_folder(summary)
     (folder / f"{key}.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(render(summary))
     return 0

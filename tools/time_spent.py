@@ -25,25 +25,20 @@ def time_spent(
     where the probe records kept none (records written before they did); `attribution`: the
     seconds the probe rows' attributions took (inside the setup_caches too)."""
     setup = {}
-    processes = {}
     for key, seconds in durations.items():
         if key.startswith(SETUP_CACHE):
             scenario = key[len(SETUP_CACHE) :].split(":", 1)[0]
             setup[scenario] = setup.get(scenario, 0.0) + float(seconds)
-        elif not key.startswith("<"):
-            scenario = key.split(".", 1)[0]
-            processes[scenario] = processes.get(scenario, 0.0) + float(seconds)
     phases = {
         "install": install_seconds,
         "setup_cache": sum(setup.values()),
         "callgrind": None if callgrind is None else sum(callgrind.values()),
         "attribution": attribution,
-        "asv processes": sum(processes.values()),
+        "asv processes": sum(float(v) for k, v in durations.items() if not k.startswith("<")),
     }
     inside = ("callgrind", "attribution")  # parts of setup_cache, not counted again
     counted = [v for k, v in phases.items() if k not in inside and v is not None]
-    return {**phases, "total": sum(counted), "setup_by_scenario": setup,
-            "processes_by_scenario": processes}  # fmt: skip
+    return {**phases, "total": sum(counted), "setup_by_scenario": setup}
 
 
 def render(rows: list[tuple[str, dict]]) -> list[str]:

@@ -71,10 +71,12 @@ class Row:
         return any(c.state in ("wrong", "failed") or c.flip for c in self.cells)
 
 
-def publish(html: Path, results: Path, ledger: Path) -> Path:
-    """Write html/writeback/index.html from every machine's results and link it from asv's
-    navigation bar (html/index.html, written by `asv publish`)."""
-    path = write(html / PAGE, report.load(results, ledger), _benchmarks(results))
+def publish(html: Path, results: Path, ledger: Path, builds=None) -> Path:
+    """Write html/writeback/index.html from every machine's results (`builds`, when the
+    caller has loaded them already) and link it from asv's navigation bar (html/index.html,
+    written by `asv publish`)."""
+    builds = report.load(results, ledger) if builds is None else builds
+    path = write(html / PAGE, builds, _benchmarks(results))
     link_from_asv_navbar(html / "index.html")
     return path
 
@@ -293,7 +295,7 @@ def cost_series(builds, benchmark: str, size) -> tuple[list[str], dict[tuple, li
     series: dict[tuple, list] = {}
     for build in builds:
         for (control, n), value in build.values.get(benchmark, {}).items():
-            if n == size and _measured(value):
+            if n == size and report._number(value):
                 points = series.setdefault((control, build.machine), [None] * len(tags))
                 points[tags.index(build.tag)] = value
     controls = _controls(builds, benchmark)
@@ -423,10 +425,6 @@ def _runs(points: list) -> list[list[int]]:
         else:
             runs[-1].append(i)
     return [run for run in runs if len(run) > 1]
-
-
-def _measured(value) -> bool:
-    return isinstance(value, (int, float)) and not math.isnan(value)
 
 
 def _build_date(build: report.BuildResult) -> str:
