@@ -39,7 +39,7 @@ $(VENV)/.installed-test: requirements/test.txt requirements/tools.txt
 history: $(VENV)/.installed-tools
 	$(if $(ISA),WRITEBACK_ISA=$(ISA)) $(if $(SIZES),WRITEBACK_SIZES=$(SIZES)) \
 	  $(PY) -m tools.history --builds $(BUILDS) $(if $(ONLY),--only $(ONLY)) \
-	  $(if $(SHARD),--shard $(SHARD))
+	  $(if $(SHARD),--shard $(SHARD)) $(if $(BENCH),--bench '$(BENCH)')
 
 merge: $(VENV)/.installed-tools
 	$(PY) -m tools.merge --builds $(BUILDS) $(FROM)

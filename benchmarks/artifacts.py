@@ -25,6 +25,7 @@ The caches live under `$WRITEBACK_CACHE` when set, else `.asv/inductor-cache` th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -78,6 +79,20 @@ def use_inductor_cache(folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder)
     return folder
+
+
+@contextlib.contextmanager
+def inductor_cache_within(folder: Path):
+    """Inductor's cache is `folder` inside the block, whatever it was before afterwards."""
+    previous = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    use_inductor_cache(folder)
+    try:
+        yield folder
+    finally:
+        if previous is None:
+            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = previous
 
 
 def save_code(folder: Path, wrappers: list[str]) -> None:

@@ -19,11 +19,13 @@ The classes here are abstract (no `setup_cache`), so asv does not collect them o
 from __future__ import annotations
 
 import abc
+import contextlib
+import importlib
 import os
 
 import torch
 
-from . import artifacts
+from . import artifacts, pool
 from .compat import Unsupported, build_key, set_single_thread
 from .contract import check, require
 from .machine import machine_name
@@ -34,6 +36,16 @@ from .probes.runtime import FloorDefect
 from .scenario import ASV_BACKENDS, COST_BACKEND, Scenario
 
 INSTRUCTIONS_OFF = "not counted: WRITEBACK_INSTRUCTIONS=0"
+
+PREIMPORTED = ("torch._inductor.config", "torch._inductor.compile_fx", "torch.utils.cpp_extension")
+"""Modules torch imports lazily at a process's first compile (Inductor, its C++ builder and the
+setuptools it loads): 1.7-2.5 s a process. asv's forkserver imports this module once and forks
+a process per parameter combination, so importing them here imports them once per build, not
+once per combination (they were most of each Cost combination's 1.8 s). A build without one
+of them simply goes without."""
+for _module in PREIMPORTED:
+    with contextlib.suppress(ImportError):
+        importlib.import_module(_module)
 
 
 def inductor_cache(config: str = "default"):
@@ -52,6 +64,7 @@ def probe_for_asv(scenario: Scenario) -> dict:
         artifacts_root=artifacts.root(),
         count_instructions=count,
         inductor_cache=inductor_cache(),
+        workers=pool.workers_wanted(),
     )
     if not count:
         for row in record["rows"]:

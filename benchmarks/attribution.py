@@ -8,12 +8,15 @@
 1. `torch._inductor.compiler_bisector.CompilerBisector.do_bisect` where the build has it: it
    recompiles the control with whole backends, then subsystems, then single applications
    switched off, and names the first that makes the call exact.
-2. Where it names no subsystem (or the build has no bisector): ablation. The candidate passes
-   are read from the installed build: every module-level function, `PatternMatcherPass` and
-   custom-pass setting that Inductor's three graph pipelines (`pre_grad_passes`,
-   `joint_graph_passes`, `post_grad_passes`) refer to, kept when a compile of this control
-   actually calls it on a graph. Each is replaced by a no-op alone, the control recompiled and
-   the contract re-checked; every pass whose removal alone makes the call exact is named.
+   Where it finds the call already wrong with `eager` or `aot_eager` (dynamo, AOTAutograd),
+   that is the answer: the fault is before Inductor, so no Inductor pass is named.
+2. Where it names no subsystem otherwise (or the build has no bisector): ablation. The
+   candidate passes are read from the installed build: every module-level function,
+   `PatternMatcherPass` and custom-pass setting that Inductor's three graph pipelines
+   (`pre_grad_passes`, `joint_graph_passes`, `post_grad_passes`) refer to, kept when a
+   compile of this control actually calls it on a graph. Each is replaced by a no-op alone,
+   the control recompiled and the contract re-checked; every pass whose removal alone makes
+   the call exact is named.
 3. Otherwise `method` and `pass` are None and `note` says why.
 
 Every compile here starts from a reset dynamo, with the FX graph and AOTAutograd caches off
@@ -51,6 +54,10 @@ PIPELINES = (
 """(subsystem as the bisector names it, module, pipeline function) of Inductor's graph passes."""
 
 GRAPH_PASS_SUBSYSTEMS = {subsystem for subsystem, _, _ in PIPELINES}
+
+BEFORE_INDUCTOR = {"eager": "dynamo alone", "aot_eager": "dynamo and AOTAutograd"}
+"""The bisector's backends that run none of Inductor (its decomposition backends may use
+Inductor's decompositions, so they are ablated like Inductor itself)."""
 
 
 def empty_result(note: str) -> dict:
@@ -143,9 +150,23 @@ def _bisect(holds: Callable[[], bool]) -> tuple[dict | None, str]:
         return None, f"compiler bisector failed: {type(exc).__name__}: {str(exc)[:200]}"
     if found is None:
         return None, "compiler bisector: every backend kept the contract (not reproduced)"
+    if found.subsystem is None and found.backend in BEFORE_INDUCTOR:
+        return _before_inductor(found.backend), ""
     if found.subsystem is None:
         return None, f"compiler bisector: {_conclusion(transcript.getvalue())}"
     return _bisector_result(found), ""
+
+
+def _before_inductor(backend: str) -> dict:
+    """The call is already wrong without Inductor: no Inductor pass can be named, and
+    ablating Inductor's passes one by one cannot make it exact (it took 5-7 s a control and
+    never named one), so it is not tried."""
+    result = empty_result(
+        f"the call is already wrong with the {backend} backend ({BEFORE_INDUCTOR[backend]}), "
+        "before any Inductor pass runs: no Inductor pass to name"
+    )
+    result.update(method="compiler_bisector", backend=backend)
+    return result
 
 
 def _conclusion(transcript: str) -> str:

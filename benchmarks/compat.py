@@ -130,8 +130,27 @@ def vector_isa() -> str:
             from torch._inductor.codecache import pick_vec_isa
         except ImportError as exc:
             raise Unsupported(f"torch {torch.__version__} has no pick_vec_isa: {exc}") from exc
-    isa = pick_vec_isa()
+    with _isa_check_cache():
+        isa = pick_vec_isa()
     return str(isa).split()[0] if isa and str(isa).strip() else "scalar"
+
+
+@contextlib.contextmanager
+def _isa_check_cache():
+    """Inductor decides the ISA by compiling and loading a test library per candidate ISA into
+    its cache (10-12 s cold, 1-2 s when they are there). Each process asks once; the compile
+    caches are emptied before every probe, so without a folder of its own every probe process
+    (and every pool worker) would build them again. The folder is this machine's and build's
+    (`<cache root>/isa-check/<machine>/<build>`): the libraries only say whether this
+    compiler and CPU can build and load code for an ISA with this build's headers; no compiled
+    control is kept there."""
+    from . import artifacts
+    from .machine import machine_name
+
+    with artifacts.inductor_cache_within(
+        artifacts.cache_root() / "isa-check" / machine_name() / build_key()
+    ):
+        yield
 
 
 def cxx_compiler_problem() -> str | None:

@@ -20,6 +20,7 @@ import os
 
 import torch
 
+from . import pool
 from .artifacts import root as artifacts_root
 from .asv_classes import inductor_cache
 from .compat import set_single_thread
@@ -106,13 +107,23 @@ def chosen_variants() -> tuple[Variant, ...]:
 
 
 def probe(
-    variants: tuple[Variant, ...] = VARIANTS, controls=SWAP.controls, root=None, caches=None
+    variants: tuple[Variant, ...] = VARIANTS,
+    controls=SWAP.controls,
+    root=None,
+    caches=None,
+    workers: int = 1,
 ) -> dict:
     """The record for this build: every (control, variant), saved under `root` when given;
-    `caches(config)` names each configuration's Inductor cache (emptied first)."""
+    `caches(config)` names each configuration's Inductor cache (emptied first); `workers`
+    processes probe the controls side by side."""
     set_single_thread()
     return probe_variants(
-        SCENARIO, tuple(controls), variants, artifacts_root=root, inductor_cache=caches
+        SCENARIO,
+        tuple(controls),
+        variants,
+        artifacts_root=root,
+        inductor_cache=caches,
+        workers=workers,
     )
 
 
@@ -131,7 +142,12 @@ class Correctness:
     version = "writeback-configs-1"
 
     def setup_cache(self):
-        return probe(chosen_variants(), root=artifacts_root(), caches=_config_cache)
+        return probe(
+            chosen_variants(),
+            root=artifacts_root(),
+            caches=_config_cache,
+            workers=pool.workers_wanted(),
+        )
 
     def setup(self, record, control, variant):
         knob = os.environ.get("WRITEBACK_VARIANTS", "")

@@ -2,7 +2,7 @@
 this machine, publish the site, print the report.
 
     python -m tools.history [--builds builds.txt] [--machine NAME] [--only NAME ...] [--quick]
-                            [--shard k/K]
+                            [--shard k/K] [--bench REGEX]
 
 Steps, each printed as it starts:
   1. the ledger (.asv/ledger): the builds file's branch, and builds.txt's (tools/ledger.py);
@@ -41,6 +41,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -76,6 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     except builds_file.BuildsFileError as exc:
         print(f"writeback: {exc}", file=sys.stderr)
         return 2
+    if args.bench:
+        try:
+            re.compile(args.bench)
+        except re.error as exc:
+            print(f"writeback: --bench {args.bench!r} is not a regular expression: {exc}",
+                  file=sys.stderr)  # fmt: skip
+            return 2
     quick = args.quick or _narrowing_knobs()
     results = QUICK / "results" if quick else ROOT / "results"
 
@@ -110,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     run_args.append(asv_project.REUSE_DISCOVERY)  # the benchmark list, unless its inputs changed
     if not quick:
         run_args.append("--skip-existing-successful")
+    if args.bench:
+        run_args += ["--bench", args.bench]
     started = time.monotonic()
     try:
         code = _asv(*run_args, config=config, interruptible=True)
@@ -290,6 +300,9 @@ def _parse(argv):
     parser.add_argument("--machine", help="asv machine name (default: host, CPU and ISA)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="measure only these builds")
     parser.add_argument("--shard", metavar="k/K", help="measure the k-th of K slices of the builds")
+    parser.add_argument("--bench", metavar="REGEX",
+                        help="run only the benchmarks whose name matches (asv run --bench), "
+                        "e.g. '^(snapshot_swap|aliasing)\\.'; the rest run next time")  # fmt: skip
     parser.add_argument("--quick", action="store_true",
                         help="a quick check into .asv/quick/, the history untouched")  # fmt: skip
     parser.add_argument("--no-site-check", dest="site_check", action="store_false",

@@ -377,7 +377,7 @@ def attribution_lines(build: BuildResult) -> list[str]:
             or str(found.get("note", "")).startswith("attributed at the first wrong size")
         ):
             continue
-        where = f"{found.get('subsystem') or '-'}"
+        where = f"{found.get('subsystem') or found.get('backend') or '-'}"
         where += f", #{found['bisect_number']}" if found.get("bisect_number") else ""
         if found.get("pass"):
             how = f"`{found['pass']}` ({found['method']}, {where})"

@@ -15,7 +15,7 @@ emptied Inductor cache of its own (machine, build, ISA, `corpus`).
 
 from __future__ import annotations
 
-from .. import artifacts
+from .. import artifacts, pool
 from ..compat import Unsupported, build_key, cxx_compiler_problem, set_single_thread
 from ..machine import machine_name
 from ..probes.probe import isa
@@ -43,7 +43,9 @@ class Correctness:
             if reason := run.enabled(name):
                 record["skipped"][name] = reason
                 continue
-            record["corpora"][name] = run.run(name, backends=_runnable_backends())
+            record["corpora"][name] = run.run(
+                name, backends=_runnable_backends(), workers=pool.workers_wanted()
+            )
             folder = artifacts.scenario_dir(artifacts.root(), *where, "corpus")
             artifacts.save_json(folder / f"{name}.json", record["corpora"][name])
         return record

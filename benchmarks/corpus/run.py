@@ -11,6 +11,7 @@ import os
 import sys
 import time
 
+from .. import pool
 from .families import catalogue_match, group, shape
 from .generate import generate
 from .oracle import Outcome, judge
@@ -66,18 +67,37 @@ class Judge:
         return self.memo[key]
 
 
-def run(name: str, backends=BACKENDS, corpus: list[Program] | None = None) -> dict:
+CHUNK = 5
+"""Programs a worker judges per task: small enough to share the load, large enough that a
+worker's memo still spares most repeated shrink candidates."""
+
+
+def run(
+    name: str, backends=BACKENDS, corpus: list[Program] | None = None, workers: int = 1
+) -> dict:
     """The record: rows (program, backend, wrong_elements, coordinates, family, shrunk, error)
-    and, per backend, the families with their count, shrunk repro and catalogue match."""
+    and, per backend, the families with their count, shrunk repro and catalogue match.
+    `workers` processes judge chunks of programs side by side (`benchmarks/pool.py`); each
+    keeps its memo for this run only."""
     corpus = programs(name) if corpus is None else corpus
-    oracle = Judge()
-    rows = []
+    run_id = f"{name}-{os.getpid()}-{time.monotonic_ns()}"
+    tasks = [
+        (run_id, list(enumerate(corpus))[start : start + CHUNK], tuple(backends))
+        for start in range(0, len(corpus), CHUNK)
+    ]
     started = time.perf_counter()
-    for index, program in enumerate(corpus):
-        for backend in backends:
-            rows.append(_row(index, program, backend, oracle))
-        if (index + 1) % 25 == 0 or index + 1 == len(corpus):
-            _progress(name, index + 1, len(corpus), rows, time.perf_counter() - started)
+    judged, wrong = 0, 0
+
+    def progress(_, chunk_rows):
+        nonlocal judged, wrong
+        before = judged
+        judged += len(chunk_rows) // max(1, len(backends))
+        wrong += sum(1 for r in chunk_rows if r["wrong_elements"])
+        if judged // 25 > before // 25 or judged == len(corpus):
+            _progress(name, judged, len(corpus), wrong, time.perf_counter() - started)
+
+    chunks = pool.run(_judge_chunk, tasks, workers, on_result=progress)
+    rows = [row for chunk in chunks for row in chunk]
     return {
         "corpus": name,
         "backends": list(backends),
@@ -88,13 +108,27 @@ def run(name: str, backends=BACKENDS, corpus: list[Program] | None = None) -> di
     }
 
 
-def _progress(name: str, done: int, total: int, rows: list[dict], seconds: float) -> None:
-    wrong = sum(1 for r in rows if r["wrong_elements"])
+def _progress(name: str, done: int, total: int, wrong: int, seconds: float) -> None:
     print(
         f"[writeback corpus {name}] {done}/{total} programs, {wrong} wrong rows, {seconds:.0f} s",
         file=sys.stderr,
         flush=True,
     )
+
+
+_MEMO: dict[str, Judge] = {}
+"""This process's oracle for the run it is judging (a worker judges chunks of one run)."""
+
+
+def _judge_chunk(run_id: str, chunk: list[tuple[int, Program]], backends: tuple) -> list[dict]:
+    """The rows of a chunk of programs (a pool task), judged with this run's memo."""
+    if run_id not in _MEMO:
+        _MEMO.clear()
+        _MEMO[run_id] = Judge()
+    oracle = _MEMO[run_id]
+    return [
+        _row(index, program, backend, oracle) for index, program in chunk for backend in backends
+    ]
 
 
 def _row(index: int, program: Program, backend: str, oracle: Judge) -> dict:

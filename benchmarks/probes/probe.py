@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import os
+import importlib
 import statistics
 import subprocess
 import sys
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from .. import artifacts, attribution
+from .. import artifacts, attribution, pool
 from ..compat import (
     Unsupported,
     build_key,
@@ -51,6 +51,7 @@ def probe_scenario(
     timing: tuple[int, int] | None = None,
     count_instructions: bool = True,
     inductor_cache: Path | None = None,
+    workers: int = 1,
 ) -> dict:
     """Probe every (control, backend, n) and return the record (JSON-ready, picklable).
 
@@ -64,6 +65,9 @@ def probe_scenario(
     all of them, about a minute and a half; needs the code kept under `artifacts_root`).
     `inductor_cache`: the folder Inductor caches into, emptied first so that every verdict is
     this run's compile (default: a temporary folder for the duration of the probe).
+    `workers`: how many processes probe controls side by side (`benchmarks/pool.py`; the
+    record is the same row for row). Keep 1 where this process times calls (`timing`): a
+    compile on another core would share the machine with the timed calls.
     """
     sizes = tuple(sizes or scenario.sizes)
     sizes = (scenario.gate_size,) + tuple(n for n in sizes if n != scenario.gate_size)
@@ -85,11 +89,9 @@ def probe_scenario(
     ):
         # callgrind loads the kept code; without a place to keep it, keep it for this run
         root = artifacts_root or (Path(scratch_root) if count_instructions else None)
-        for control in chosen:
-            rows = _probe_control(scenario, control, sizes, backends, measure_gated, root, timing)
-            for row in rows:
-                record["rows"].append(row)
-                _progress(scenario, row, len(record["rows"]), total)
+        record["rows"] = _probe_controls(
+            scenario, chosen, (sizes, backends, measure_gated, root, timing), workers, total
+        )
         callgrind_started = time.monotonic()
         if count_instructions:
             _count_instructions(scenario, record["isa"], record["rows"])
@@ -116,16 +118,11 @@ def _fresh_cache(folder: Path | None):
         artifacts.fresh_inductor_cache(folder)
         yield
         return
-    previous = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    with tempfile.TemporaryDirectory(prefix="writeback-inductor-") as scratch:
-        artifacts.use_inductor_cache(Path(scratch))
-        try:
-            yield
-        finally:
-            if previous is None:
-                os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
-            else:
-                os.environ["TORCHINDUCTOR_CACHE_DIR"] = previous
+    with (
+        tempfile.TemporaryDirectory(prefix="writeback-inductor-") as scratch,
+        artifacts.inductor_cache_within(Path(scratch)),
+    ):
+        yield
 
 
 def _count_instructions(scenario: Scenario, isa: str, rows: list[dict]) -> None:
@@ -150,6 +147,47 @@ def _count_instructions(scenario: Scenario, isa: str, rows: list[dict]) -> None:
     if problem:
         for row in costed:
             row["instructions_note"] = problem
+
+
+def _probe_controls(scenario: Scenario, chosen, how: tuple, workers: int, total: int) -> list:
+    """Every chosen control's rows in the scenario's order, probed by up to `workers`
+    processes, the progress printed as each control's rows arrive."""
+    reference = _reference(scenario)
+    if reference is None or how[-1] is not None:
+        workers = 1  # a scenario workers cannot import (defined in a script), or timing here
+    done = 0
+
+    def progress(_, rows):
+        nonlocal done
+        for row in rows:
+            done += 1
+            _progress(scenario, row, done, total)
+
+    tasks = [(reference or scenario, c.name, how, torch.get_num_threads()) for c in chosen]
+    probed = pool.run(_probe_named_control, tasks, workers, on_result=progress)
+    return [row for rows in probed for row in rows]
+
+
+def _reference(scenario: Scenario) -> tuple[str, str] | None:
+    """(module, attribute) that holds `scenario`, for a worker to import it; None if none does."""
+    for name in dict.fromkeys(control.fn.__module__ for control in scenario.controls):
+        module = sys.modules.get(name)
+        if module is None or name == "__main__":
+            continue
+        for attribute, value in vars(module).items():
+            if value is scenario:
+                return name, attribute
+    return None
+
+
+def _probe_named_control(scenario, control: str, how: tuple, threads: int) -> list:
+    """`_probe_control` as a pool task: `scenario` is the Scenario or where to import it."""
+    if isinstance(scenario, tuple):
+        module, attribute = scenario
+        scenario = getattr(importlib.import_module(module), attribute)
+    torch.set_num_threads(threads)
+    isa()  # Inductor's ISA check, in its own folder (compat.vector_isa), before any compile
+    return _probe_control(scenario, scenario.control(control), *how)
 
 
 def find_row(record: dict, control: str, backend: str, n: int) -> dict:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from .. import artifacts
+from .. import artifacts, pool
 from ..compat import Unsupported, build_key, missing_attributes, torch_identity
 from ..contract import Case, Verdict, check
 from ..machine import machine_name
@@ -47,6 +47,7 @@ def probe_variants(
     *,
     artifacts_root: Path | None = None,
     inductor_cache: Callable[[str], Path] | None = None,
+    workers: int = 1,
 ) -> dict:
     """Probe every (control, variant); return the record (JSON-ready, picklable).
 
@@ -54,6 +55,7 @@ def probe_variants(
     AOTInductor packages are kept under it (`packages/`), to be loaded on later runs.
     `inductor_cache(config)`: the Inductor cache folder of each configuration, emptied before
     the first compile, so no verdict depends on what another configuration or run left there.
+    `workers`: how many processes probe controls side by side (`benchmarks/pool.py`).
     """
     record = {
         "scenario": scenario,
@@ -69,26 +71,48 @@ def probe_variants(
         folder = artifacts.scenario_dir(
             artifacts_root, record["machine"], record["build"], record["isa"], scenario
         )
+    caches = None
     if inductor_cache is not None:
-        for config in dict.fromkeys(v.config for v in variants):
-            artifacts.fresh_inductor_cache(inductor_cache(config))
-    inputs = {v.input: v.make_case for v in variants}
+        configs = dict.fromkeys(v.config for v in variants)
+        caches = {config: inductor_cache(config) for config in configs}
+        for folder_of_config in caches.values():
+            artifacts.fresh_inductor_cache(folder_of_config)
     total = len(controls) * len(variants)
-    for control in controls:
-        references = _eager_verdicts(control, inputs)
-        record["eager_references"][control.name] = {
-            kind: {"ok": verdict.ok, "verdict": verdict.describe()}
-            for kind, verdict in references.items()
-        }
-        for variant in variants:
-            if inductor_cache is not None:
-                artifacts.use_inductor_cache(inductor_cache(variant.config))
-            row = _probe_one(control, variant, references.get(variant.input), folder)
-            record["rows"].append(row)
-            _progress(scenario, row, len(record["rows"]), total)
+    done = 0
+
+    def progress(_, probed):
+        nonlocal done
+        for row in probed[1]:
+            done += 1
+            _progress(scenario, row, done, total)
+
+    tasks = [(control, variants, folder, caches, torch.get_num_threads()) for control in controls]
+    for control, (references, rows) in zip(
+        controls, pool.run(_probe_control, tasks, workers, on_result=progress)
+    ):
+        record["eager_references"][control.name] = references
+        record["rows"] += rows
     if folder is not None:
         artifacts.save_json(folder / "probe.json", record)
     return record
+
+
+def _probe_control(control: Control, variants, folder, caches, threads: int) -> tuple:
+    """One control's eager references and rows (a pool task): every variant in turn, each
+    compiled in its configuration's cache (`caches`, emptied by the caller) when given."""
+    torch.set_num_threads(threads)
+    isa()  # Inductor's ISA check, in its own folder (compat.vector_isa), before any compile
+    verdicts = _eager_verdicts(control, {v.input: v.make_case for v in variants})
+    references = {
+        kind: {"ok": verdict.ok, "verdict": verdict.describe()}
+        for kind, verdict in verdicts.items()
+    }
+    rows = []
+    for variant in variants:
+        if caches is not None:
+            artifacts.use_inductor_cache(caches[variant.config])
+        rows.append(_probe_one(control, variant, verdicts.get(variant.input), folder))
+    return references, rows
 
 
 def find_variant_row(record: dict, control: str, variant: str) -> dict:

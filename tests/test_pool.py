@@ -1,0 +1,88 @@
+"""The worker pool that probes controls side by side (benchmarks/pool.py): results in task
+order from other processes, a failure loud and named, and a probe record the same row for row
+as one process's."""
+
+import os
+import signal
+
+import pytest
+
+from benchmarks import pool
+from benchmarks.compat import cxx_compiler_problem
+from benchmarks.probes.probe import probe_scenario
+from benchmarks.snapshot_swap import SWAP
+
+
+def where_and_square(x):
+    return os.getpid(), x * x
+
+
+def fails_on_three(x):
+    if x == 3:
+        raise ValueError("three is not allowed")
+    return x
+
+
+def dies_on_two(x):
+    if x == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return x
+
+
+def test_results_come_back_in_task_order_from_other_processes():
+    arrived = []
+    results = pool.run(where_and_square, [(i,) for i in range(7)], 2,
+                       on_result=lambda i, r: arrived.append(i))  # fmt: skip
+    assert [square for _, square in results] == [i * i for i in range(7)]
+    pids = {pid for pid, _ in results}
+    assert os.getpid() not in pids and 1 <= len(pids) <= 2
+    assert sorted(arrived) == list(range(7))
+
+
+def test_one_worker_runs_in_this_process():
+    results = pool.run(where_and_square, [(2,), (3,)], 1)
+    assert results == [(os.getpid(), 4), (os.getpid(), 9)]
+
+
+def test_a_task_that_raises_fails_the_run_with_its_traceback():
+    with pytest.raises(RuntimeError, match=r"task 3 \(3\).*fails_on_three(.|\n)*three is not"):
+        pool.run(fails_on_three, [(i,) for i in range(5)], 2)
+
+
+def test_a_worker_that_dies_fails_the_run_naming_its_task():
+    with pytest.raises(RuntimeError, match=r"worker died \(exit code -9\) while running task 2"):
+        pool.run(dies_on_two, [(i,) for i in range(4)], 2)
+
+
+@pytest.mark.parametrize("text", ["0", "two", "-1"])
+def test_a_bad_worker_count_is_one_clear_error(monkeypatch, text):
+    monkeypatch.setenv(pool.KNOB, text)
+    with pytest.raises(ValueError, match="WRITEBACK_WORKERS"):
+        pool.workers_wanted()
+
+
+def test_the_default_is_the_usable_cores(monkeypatch):
+    monkeypatch.delenv(pool.KNOB, raising=False)
+    assert pool.workers_wanted() == len(os.sched_getaffinity(0))
+
+
+TIMES = {"seconds", "measured_at", "code_dir", "samples_s", "median_s", "time_over_floor",
+         "floor_ratio_samples", "floor_ratio_iqr", "floor_median_s", "control_median_s",
+         "floor_calls_per_sub_block"}  # fmt: skip
+"""Row fields that are times, or where the code was kept (each probe its own cache)."""
+
+
+@pytest.mark.skipif(bool(cxx_compiler_problem()), reason="no C++ compiler")
+def test_two_workers_write_the_record_one_process_writes(tmp_path):
+    """The swap's five controls at the gate size, compiled by two workers and by this process:
+    every row the same but what is a time (when, how long, the timed ratios)."""
+
+    def rows(workers):
+        cache = tmp_path / f"cache{workers}"
+        record = probe_scenario(SWAP, sizes=(SWAP.gate_size,), count_instructions=False,
+                                inductor_cache=cache, workers=workers)  # fmt: skip
+        return [{k: v for k, v in row.items() if k not in TIMES} for row in record["rows"]]
+
+    together, alone = rows(2), rows(1)
+    assert [r["control"] for r in together] == [r["control"] for r in alone]
+    assert together == alone
