@@ -26,7 +26,7 @@ import os
 import torch
 
 from . import artifacts, pool
-from .compat import Unsupported, build_key, set_single_thread
+from .compat import Unsupported, build_key, set_single_thread, vector_isa
 from .contract import check, require
 from .machine import machine_name
 from .probes import instructions
@@ -46,6 +46,10 @@ of them simply goes without."""
 for _module in PREIMPORTED:
     with contextlib.suppress(ImportError):
         importlib.import_module(_module)
+with contextlib.suppress(Unsupported):
+    # Inductor's ISA check (a test library built and loaded per ISA, in a folder of its own:
+    # `compat.vector_isa`) likewise once, not in every process that compiles (1.2 s each)
+    vector_isa()
 
 
 def inductor_cache(config: str = "default"):

@@ -4,9 +4,10 @@
 callgrind in it; each benchmark: its asv processes), and the probe records' `seconds`
 (callgrind's share of a setup_cache) and each row's attribution seconds (its share too).
 
-The figures are process seconds of one build as asv ran it; builds measured side by side on
-this 2-core machine share the cores, so a build's sum is more than its share of the wall
-clock. Compare builds of one run, not runs.
+Install, setup_cache and the asv processes are wall-clock seconds of one build as asv ran it;
+a setup_cache probes its controls in one worker process per core (benchmarks/pool.py), so
+attribution and callgrind, summed over those workers, can exceed their setup_cache's share.
+Builds measured side by side share the cores: compare builds of one run, not runs.
 """
 
 from __future__ import annotations

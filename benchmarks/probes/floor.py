@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from pathlib import Path
 
 import torch
@@ -57,6 +58,16 @@ def swap_kernel():
     if isinstance(kernel, str):
         raise Unsupported(kernel)
     return kernel
+
+
+def build_aside() -> threading.Thread:
+    """Start building the floor in a thread of this process, to be loaded from its folder by
+    the probe workers that need it (cold, the build takes about 20 s: a worker would otherwise
+    build it while the other waits on its lock). Join the thread before the process ends: a
+    build cut short leaves a lock that later builds would wait on."""
+    thread = threading.Thread(target=_built, name="writeback-floor-build", daemon=True)
+    thread.start()
+    return thread
 
 
 def description() -> str:

@@ -34,7 +34,7 @@ from ..compat import (
 from ..contract import Case, Verdict, check
 from ..machine import cpu_identity, machine_name
 from ..scenario import BACKENDS, COST_BACKEND, Control, Scenario
-from . import instructions
+from . import floor, instructions
 from .compiled import build, compile_and_capture, graph_input_order
 from .generated_code import full_length_loops, static_scratch
 from .runtime import floor_figures, profile_warm_call, warm_call_samples
@@ -164,7 +164,14 @@ def _probe_controls(scenario: Scenario, chosen, how: tuple, workers: int, total:
             _progress(scenario, row, done, total)
 
     tasks = [(reference or scenario, c.name, how, torch.get_num_threads()) for c in chosen]
-    probed = pool.run(_probe_named_control, tasks, workers, on_result=progress)
+    aside = None
+    if workers > 1 and scenario.measure_cost and COST_BACKEND in how[1]:
+        aside = floor.build_aside()  # while the workers start and compile
+    try:
+        probed = pool.run(_probe_named_control, tasks, workers, on_result=progress)
+    finally:
+        if aside is not None:
+            aside.join()
     return [row for rows in probed for row in rows]
 
 
