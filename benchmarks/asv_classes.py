@@ -205,7 +205,7 @@ class Cost(_ScenarioBenchmarks):
     # samples: each process compiles again (a cache hit) before timing, and the per-process
     # overhead was most of a build's time_warm_call seconds (the report's time table).
     rounds = 1
-    warmup_time = 0.5
+    warmup_time = 0.1  # the setup has called it twice already (compile, check)
     repeat = (10, 50, 5.0)
     sample_time = 0.01
 

@@ -6,12 +6,16 @@ another control does, so `run(function, tasks)` hands the tasks (one per control
 processes, each taking the next task when it finishes one, and returns the results in task
 order: the record is the one a single process would have written, row for row.
 
-Workers are fresh interpreters (`python -c`, not a fork of a process that has torch's threads
-and caches), started with this process's environment and `sys.path`, so they compile into
-the same emptied Inductor cache (`TORCHINDUCTOR_CACHE_DIR`: Inductor's cache files are
-written atomically and its C++ builds are locked, for processes sharing one cache) under the
-same knobs. A task that raises fails the whole run with its traceback; a worker that dies
-(a crash in a compile) fails it naming the task; Ctrl-C stops every worker.
+Workers are forks of this process while it has one thread, as asv's forkserver forks a
+process per benchmark: torch, Inductor and its ISA check are already loaded, so a worker
+starts at once (a fresh interpreter took about 5 s). A process with other threads (a test
+runner, say) cannot be forked safely; its workers are fresh interpreters (`python -c`) with
+this process's environment and `sys.path`. Either way they compile into the same emptied
+Inductor cache (`TORCHINDUCTOR_CACHE_DIR`: Inductor writes its cache files atomically and
+locks its C++ builds, for processes sharing one cache) under the same knobs. A task that
+raises fails the whole run with its traceback; a worker that dies (a crash in a compile) fails
+it naming the task; Ctrl-C stops every worker. `beside`, when given, runs in a thread of
+this process while the workers work (started after they are forked, joined before return).
 
 `$WRITEBACK_WORKERS` sets how many (default: the cores this process may run on); 1 runs every
 task in this process, as before.
@@ -19,13 +23,16 @@ task in this process, as before.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import pickle
 import selectors
+import signal
 import struct
 import subprocess
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Sequence
 
@@ -48,13 +55,17 @@ def run(
     tasks: Sequence[tuple],
     workers: int,
     on_result: Callable[[int, object], None] | None = None,
+    beside: Callable[[], object] | None = None,
 ) -> list:
     """`function(*task)` for every task, in up to `workers` processes; the results in task
     order. `function` must be a module-level function (workers import it by name), tasks and
     results picklable. `on_result(index, result)` is called here as each one arrives (for
-    progress). With one worker or one task, everything runs in this process."""
+    progress). With one worker or one task, everything runs in this process (and `beside`
+    first)."""
     results: list = [None] * len(tasks)
     if workers <= 1 or len(tasks) <= 1:
+        if beside:
+            beside()
         for index, task in enumerate(tasks):
             results[index] = function(*task)
             if on_result:
@@ -62,13 +73,18 @@ def run(
         return results
     reference = (function.__module__, function.__qualname__)
     pending = list(enumerate(tasks))
-    running: dict[subprocess.Popen, int] = {}  # each worker's task index
+    running: dict[_Worker, int] = {}  # each worker's task index
     selector = selectors.DefaultSelector()
+    aside = None
     try:
+        fork = threading.active_count() == 1
         for _ in range(min(workers, len(tasks))):
-            worker = _start(reference)
+            worker = _fork(function, running) if fork else _interpreter(reference)
             selector.register(worker.stdout, selectors.EVENT_READ, worker)
             running[worker] = _give(worker, pending)
+        if beside:
+            aside = threading.Thread(target=beside, name="writeback-pool-beside", daemon=True)
+            aside.start()
         done = 0
         while done < len(tasks):
             for key, _ in selector.select():
@@ -99,28 +115,79 @@ def run(
     finally:
         selector.close()
         for worker in running:
-            if worker.poll() is None:
-                worker.kill()
-            worker.wait()
-            worker.stdin.close()
-            worker.stdout.close()
+            worker.stop()
+        if aside is not None:
+            aside.join()
     return results
 
 
-def _start(reference: tuple[str, str]) -> subprocess.Popen:
+class _Worker:
+    """A worker process: its pid, the pipe to it (`stdin`) and from it (`stdout`)."""
+
+    def __init__(self, pid: int, stdin, stdout, popen: subprocess.Popen | None = None):
+        self.pid, self.stdin, self.stdout, self._popen = pid, stdin, stdout, popen
+        self._code = None
+
+    def wait(self) -> int:
+        """The exit code (minus the signal that killed it, as subprocess says)."""
+        if self._popen is not None:
+            return self._popen.wait()
+        if self._code is None:
+            _, status = os.waitpid(self.pid, 0)
+            self._code = os.waitstatus_to_exitcode(status)
+        return self._code
+
+    def stop(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            if self._code is None and (self._popen is None or self._popen.poll() is None):
+                os.kill(self.pid, signal.SIGKILL)
+        self.wait()
+        for stream in (self.stdin, self.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def _fork(function: Callable, others: dict) -> _Worker:
+    """A worker forked from this (single-threaded) process, serving `function`."""
+    to_child, from_parent = os.pipe()
+    to_parent, from_child = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the worker: it must never return into the caller's code
+        code = 1
+        try:
+            os.close(from_parent)
+            os.close(to_parent)
+            for other in others:  # else a dead sibling's pipes would never reach end of file
+                other.stdin.close()
+                other.stdout.close()
+            _serve_tasks(function, os.fdopen(to_child, "rb"), os.fdopen(from_child, "wb"))
+            code = 0
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(to_child)
+    os.close(from_child)
+    return _Worker(pid, os.fdopen(from_parent, "wb"), os.fdopen(to_parent, "rb"))
+
+
+def _interpreter(reference: tuple[str, str]) -> _Worker:
+    """A worker in a fresh interpreter that imports the function by name."""
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     code = (
         f"import sys; sys.path.insert(0, {package_parent!r}); "
         f"from {__package__}.pool import _serve; _serve()"
     )
-    worker = subprocess.Popen(
+    popen = subprocess.Popen(
         [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
-    _write(worker.stdin, {"sys_path": list(sys.path), "function": reference})
-    return worker
+    _write(popen.stdin, {"sys_path": list(sys.path), "function": reference})
+    return _Worker(popen.pid, popen.stdin, popen.stdout, popen)
 
 
-def _give(worker: subprocess.Popen, pending: list) -> int:
+def _give(worker: _Worker, pending: list) -> int:
     """Send the next pending task to `worker`; return its index."""
     index, task = pending.pop(0)
     _write(worker.stdin, (index, task))
@@ -146,7 +213,7 @@ def _describe(task: tuple) -> str:
 
 
 def _serve() -> None:
-    """A worker: read the set-up, then tasks until told to stop, answering each."""
+    """An interpreter worker: read the set-up, then serve tasks."""
     requests = sys.stdin.buffer
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints (and g++) go to stderr
@@ -156,6 +223,11 @@ def _serve() -> None:
     function = importlib.import_module(module)
     for part in qualname.split("."):
         function = getattr(function, part)
+    _serve_tasks(function, requests, answers)
+
+
+def _serve_tasks(function: Callable, requests, answers) -> None:
+    """Read tasks until told to stop, answering each."""
     while (item := _read(requests)) is not None:
         _, task = item
         try:

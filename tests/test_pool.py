@@ -4,6 +4,8 @@ as one process's."""
 
 import os
 import signal
+import sys
+import threading
 
 import pytest
 
@@ -29,7 +31,28 @@ def dies_on_two(x):
     return x
 
 
-def test_results_come_back_in_task_order_from_other_processes():
+def how_started(x):
+    """'-c' in a fresh interpreter; a forked worker keeps this process's argv."""
+    return sys.argv[0], x
+
+
+@pytest.fixture(params=["fork", "interpreter"])
+def start(request):
+    """Run the test with forked workers (this process has one thread) and with interpreters
+    (another thread is alive: forking would be unsafe)."""
+    if request.param == "fork" and threading.active_count() != 1:
+        pytest.skip(f"{threading.active_count()} threads in the test process: it cannot fork")
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait) if request.param == "interpreter" else None
+    if other:
+        other.start()
+    yield request.param
+    stop.set()
+    if other:
+        other.join()
+
+
+def test_results_come_back_in_task_order_from_other_processes(start):
     arrived = []
     results = pool.run(where_and_square, [(i,) for i in range(7)], 2,
                        on_result=lambda i, r: arrived.append(i))  # fmt: skip
@@ -37,6 +60,14 @@ def test_results_come_back_in_task_order_from_other_processes():
     pids = {pid for pid, _ in results}
     assert os.getpid() not in pids and 1 <= len(pids) <= 2
     assert sorted(arrived) == list(range(7))
+    argv0 = {first for first, _ in pool.run(how_started, [(1,), (2,)], 2)}
+    assert (argv0 == {"-c"}) == (start == "interpreter"), argv0
+
+
+def test_beside_runs_while_the_workers_work_and_is_done_on_return(start, tmp_path):
+    mark = tmp_path / "beside"
+    pool.run(where_and_square, [(1,), (2,), (3,)], 2, beside=lambda: mark.write_text("ran"))
+    assert mark.read_text() == "ran"
 
 
 def test_one_worker_runs_in_this_process():
@@ -44,12 +75,12 @@ def test_one_worker_runs_in_this_process():
     assert results == [(os.getpid(), 4), (os.getpid(), 9)]
 
 
-def test_a_task_that_raises_fails_the_run_with_its_traceback():
+def test_a_task_that_raises_fails_the_run_with_its_traceback(start):
     with pytest.raises(RuntimeError, match=r"task 3 \(3\).*fails_on_three(.|\n)*three is not"):
         pool.run(fails_on_three, [(i,) for i in range(5)], 2)
 
 
-def test_a_worker_that_dies_fails_the_run_naming_its_task():
+def test_a_worker_that_dies_fails_the_run_naming_its_task(start):
     with pytest.raises(RuntimeError, match=r"worker died \(exit code -9\) while running task 2"):
         pool.run(dies_on_two, [(i,) for i in range(4)], 2)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 from pathlib import Path
 
 import torch
@@ -60,14 +59,10 @@ def swap_kernel():
     return kernel
 
 
-def build_aside() -> threading.Thread:
-    """Start building the floor in a thread of this process, to be loaded from its folder by
-    the probe workers that need it (cold, the build takes about 20 s: a worker would otherwise
-    build it while the other waits on its lock). Join the thread before the process ends: a
-    build cut short leaves a lock that later builds would wait on."""
-    thread = threading.Thread(target=_built, name="writeback-floor-build", daemon=True)
-    thread.start()
-    return thread
+def prepare() -> None:
+    """Build (or load) the floor now, so that a later `swap_kernel` finds it; a floor that
+    cannot be built is left for `swap_kernel` to report."""
+    _built()
 
 
 def description() -> str:

@@ -164,14 +164,10 @@ def _probe_controls(scenario: Scenario, chosen, how: tuple, workers: int, total:
             _progress(scenario, row, done, total)
 
     tasks = [(reference or scenario, c.name, how, torch.get_num_threads()) for c in chosen]
-    aside = None
-    if workers > 1 and scenario.measure_cost and COST_BACKEND in how[1]:
-        aside = floor.build_aside()  # while the workers start and compile
-    try:
-        probed = pool.run(_probe_named_control, tasks, workers, on_result=progress)
-    finally:
-        if aside is not None:
-            aside.join()
+    # the floor extension (about 20 s cold) is built beside the workers, not by one of them
+    # while the other waits on its lock
+    beside = floor.prepare if scenario.measure_cost and COST_BACKEND in how[1] else None
+    probed = pool.run(_probe_named_control, tasks, workers, on_result=progress, beside=beside)
     return [row for rows in probed for row in rows]
 
 
