@@ -12,6 +12,7 @@ The data path, one file (or folder) per step:
     probes/            what is measured about one control: compiled code, scratch, loops, calls
     artifacts.py       where generated code and probe records are kept (under results/)
     asv_classes.py     the asv plumbing shared by every scenario (Correctness, Cost)
+    pool.py            a setup_cache's controls probed side by side, one worker per core
     compat.py          shims for torch internals that moved between releases
     machine.py         which machine a result belongs to (host, CPU, vector ISA)
 
