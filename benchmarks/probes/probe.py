@@ -9,7 +9,6 @@ standalone check decide what that means for them.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import datetime as dt
 import importlib
@@ -95,7 +94,7 @@ def probe_scenario(
         )
         callgrind_started = time.monotonic()
         if count_instructions:
-            _count_instructions(scenario, record["isa"], record["rows"], workers)
+            _count_instructions(scenario, record["isa"], record["rows"])
         # where the time went (the report's time table): the whole probe, and callgrind in it
         record["seconds"] = {
             "probe": round(time.monotonic() - started, 1),
@@ -126,32 +125,25 @@ def _fresh_cache(folder: Path | None):
         yield
 
 
-def _count_instructions(scenario: Scenario, isa: str, rows: list[dict], workers: int = 1) -> None:
+def _count_instructions(scenario: Scenario, isa: str, rows: list[dict]) -> None:
     costed = [r for r in rows if r["code_dir"] and r["scratch_bytes"] is not None]
     problem = instructions.valgrind_problem(isa)
     if not problem and costed:
         cases = [instructions.case_spec(str(i), scenario, row, isa) for i, row in enumerate(costed)]
-        # one valgrind process per worker, each counting every workers-th case; a count moves
-        # by a constant of tens of instructions between processes (README, "How far the
-        # cost figures can be trusted"), which the expected results' margin allows
-        shares = [share for share in (cases[k::workers] for k in range(workers)) if share]
         print(
             f"[writeback] counting instructions of {len(cases)} compiled controls under "
-            f"callgrind ({len(shares)} valgrind process(es) side by side, about a minute)",
+            "callgrind (one valgrind process, about 1-2 minutes)",
             file=sys.stderr,
             flush=True,
         )
         try:
-            with concurrent.futures.ThreadPoolExecutor(len(shares)) as threads:
-                counted = list(threads.map(instructions.count, shares))
+            counts = instructions.count(cases)
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             problem = str(exc)
         else:
-            found = {k: v for c in counted for k, v in c.instructions.items()}
-            broken = {k: v for c in counted for k, v in c.broken.items()}
             for case, row in zip(cases, costed):
-                row["instructions"] = found.get(case["key"])
-                row["instructions_error"] = broken.get(case["key"])  # a real failure
+                row["instructions"] = counts.instructions.get(case["key"])
+                row["instructions_error"] = counts.broken.get(case["key"])  # a real failure
     if problem:
         for row in costed:
             row["instructions_note"] = problem
