@@ -134,12 +134,14 @@ def test_commits_carry_the_build_dates(tmp_path):
     assert entries[0].build["date"] == "2026-07-08"
 
 
-def test_a_reinstall_that_installs_nothing_keeps_the_proven_wheel(tmp_path):
+def test_a_reinstall_that_installs_nothing_keeps_the_proven_wheel_and_install_time(tmp_path):
     from tools import install_build
 
     path = tmp_path / "record.json"
     wheel = {"sha256": "ab" * 32, "url": "file:///w.whl", "version": "2.13.0+cpu"}
-    path.write_text(json.dumps({"torch_version": "2.13.0+cpu", "torch_wheel": wheel}))
-    assert install_build._kept_wheel(path, {"torch_version": "2.13.0+cpu"}) == wheel
-    assert install_build._kept_wheel(path, {"torch_version": "2.14.1"}) is None
-    assert install_build._kept_wheel(tmp_path / "absent.json", {"torch_version": "x"}) is None
+    earlier = {"torch_version": "2.13.0+cpu", "torch_wheel": wheel, "install_seconds": 15.3}
+    path.write_text(json.dumps(earlier))
+    kept = install_build._kept(path, {"torch_version": "2.13.0+cpu"})
+    assert kept == {"torch_wheel": wheel, "install_seconds": 15.3}
+    assert install_build._kept(path, {"torch_version": "2.14.1"}) == {}
+    assert install_build._kept(tmp_path / "absent.json", {"torch_version": "x"}) == {}

@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
             error = f"asked for torch {build['spec']}, but {identity['torch_version']} is installed"
     record.update(identity or {})
     path = args.results / "builds" / machine / f"{commit}.json"
-    wheel = wheels.get("torch") or _kept_wheel(path, identity)
+    kept = {} if wheels.get("torch") else _kept(path, identity)  # pip installed no torch now
+    wheel = wheels.get("torch") or kept.get("torch_wheel")
     record.update(installed=error is None, error=error, torch_wheel=wheel)
     if error is None:
         client_errors = [e for e in (_pip("install", list(args)) for args in CLIENTS) if e]
@@ -105,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         for problem in client_errors:
             print(f"writeback: a client library did not install (its scenario will skip): "
                   f"{problem}", file=sys.stderr)  # fmt: skip
-    record["install_seconds"] = round(time.monotonic() - started, 1)  # the report's time table
+    # the report's time table: the install that put this torch here, not a later no-op
+    record["install_seconds"] = kept.get("install_seconds") or round(time.monotonic() - started, 1)
     _save(path, record)
     if error:
         print(f"writeback: build {build['name']} did not install: {error}", file=sys.stderr)
@@ -181,15 +183,16 @@ def _pip_install_reported(pip_args: list[str]) -> tuple[str | None, dict]:
     return error, wheels
 
 
-def _kept_wheel(path: Path, identity: dict | None) -> dict | None:
-    """The wheel an earlier install of this build recorded, when pip installed nothing now
-    (the same torch was already there): a reinstall must not lose what was proven."""
+def _kept(path: Path, identity: dict | None) -> dict:
+    """What an earlier install of this same torch recorded and a reinstall that installs
+    nothing (asv reinstalls a build to discover benchmarks, say) must not lose: the wheel that
+    was proven, and how long the real install took (not the seconds of a no-op)."""
     if not path.is_file() or not identity:
-        return None
+        return {}
     earlier = json.loads(path.read_text())
     if earlier.get("torch_version") != identity.get("torch_version"):
-        return None
-    return earlier.get("torch_wheel")
+        return {}
+    return {k: earlier[k] for k in ("torch_wheel", "install_seconds") if earlier.get(k)}
 
 
 def _byte_compile() -> str:
