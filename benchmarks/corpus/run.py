@@ -11,7 +11,10 @@ import os
 import sys
 import time
 
+import torch
+
 from .. import pool
+from ..probes.probe import ready_to_compile
 from .families import catalogue_match, group, shape
 from .generate import generate
 from .oracle import Outcome, judge
@@ -81,8 +84,9 @@ def run(
     keeps its memo for this run only."""
     corpus = programs(name) if corpus is None else corpus
     run_id = f"{name}-{os.getpid()}-{time.monotonic_ns()}"
+    threads = torch.get_num_threads()
     tasks = [
-        (run_id, list(enumerate(corpus))[start : start + CHUNK], tuple(backends))
+        (run_id, list(enumerate(corpus))[start : start + CHUNK], tuple(backends), threads)
         for start in range(0, len(corpus), CHUNK)
     ]
     started = time.perf_counter()
@@ -120,8 +124,11 @@ _MEMO: dict[str, Judge] = {}
 """This process's oracle for the run it is judging (a worker judges chunks of one run)."""
 
 
-def _judge_chunk(run_id: str, chunk: list[tuple[int, Program]], backends: tuple) -> list[dict]:
+def _judge_chunk(
+    run_id: str, chunk: list[tuple[int, Program]], backends: tuple, threads: int
+) -> list[dict]:
     """The rows of a chunk of programs (a pool task), judged with this run's memo."""
+    ready_to_compile(threads)
     if run_id not in _MEMO:
         _MEMO.clear()
         _MEMO[run_id] = Judge()

@@ -19,6 +19,7 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
@@ -89,9 +90,8 @@ def probe_scenario(
     ):
         # callgrind loads the kept code; without a place to keep it, keep it for this run
         root = artifacts_root or (Path(scratch_root) if count_instructions else None)
-        record["rows"] = _probe_controls(
-            scenario, chosen, (sizes, backends, measure_gated, root, timing), workers, total
-        )
+        how = How(sizes, backends, measure_gated, root, timing)
+        record["rows"] = _probe_controls(scenario, chosen, how, workers, total)
         callgrind_started = time.monotonic()
         if count_instructions:
             _count_instructions(scenario, record["isa"], record["rows"])
@@ -149,11 +149,21 @@ def _count_instructions(scenario: Scenario, isa: str, rows: list[dict]) -> None:
             row["instructions_note"] = problem
 
 
-def _probe_controls(scenario: Scenario, chosen, how: tuple, workers: int, total: int) -> list:
+class How(NamedTuple):
+    """What `_probe_control` does with each control (the arguments of `probe_scenario`)."""
+
+    sizes: tuple
+    backends: tuple[str, ...]
+    measure_gated: bool
+    root: Path | None
+    timing: tuple[int, int] | None
+
+
+def _probe_controls(scenario: Scenario, chosen, how: How, workers: int, total: int) -> list:
     """Every chosen control's rows in the scenario's order, probed by up to `workers`
     processes, the progress printed as each control's rows arrive."""
     reference = _reference(scenario)
-    if reference is None or how[-1] is not None:
+    if reference is None or how.timing is not None:
         workers = 1  # a scenario workers cannot import (defined in a script), or timing here
     done = 0
 
@@ -166,7 +176,7 @@ def _probe_controls(scenario: Scenario, chosen, how: tuple, workers: int, total:
     tasks = [(reference or scenario, c.name, how, torch.get_num_threads()) for c in chosen]
     # the floor extension (about 20 s cold) is built beside the workers, not by one of them
     # while the other waits on its lock
-    beside = floor.prepare if scenario.measure_cost and COST_BACKEND in how[1] else None
+    beside = floor.prepare if scenario.measure_cost and COST_BACKEND in how.backends else None
     probed = pool.run(_probe_named_control, tasks, workers, on_result=progress, beside=beside)
     return [row for rows in probed for row in rows]
 
@@ -183,14 +193,21 @@ def _reference(scenario: Scenario) -> tuple[str, str] | None:
     return None
 
 
-def _probe_named_control(scenario, control: str, how: tuple, threads: int) -> list:
+def _probe_named_control(scenario, control: str, how: How, threads: int) -> list:
     """`_probe_control` as a pool task: `scenario` is the Scenario or where to import it."""
     if isinstance(scenario, tuple):
         module, attribute = scenario
         scenario = getattr(importlib.import_module(module), attribute)
-    torch.set_num_threads(threads)
-    isa()  # Inductor's ISA check, in its own folder (compat.vector_isa), before any compile
+    ready_to_compile(threads)
     return _probe_control(scenario, scenario.control(control), *how)
+
+
+def ready_to_compile(threads: int) -> None:
+    """A pool task's first step: the calling process's thread count, and Inductor's ISA check
+    done in its own folder (`compat.vector_isa`) before any compile would do it in the emptied
+    compile cache. A forked worker has both already; a fresh interpreter has neither."""
+    torch.set_num_threads(threads)
+    isa()
 
 
 def find_row(record: dict, control: str, backend: str, n: int) -> dict:

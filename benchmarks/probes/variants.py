@@ -24,7 +24,7 @@ from ..contract import Case, Verdict, check
 from ..machine import machine_name
 from ..scenario import Control
 from .configs import CONFIGURATIONS, build_for
-from .probe import _describe_error, _set_verdict, isa, row_verdict
+from .probe import _describe_error, _set_verdict, isa, ready_to_compile, row_verdict
 
 
 @dataclass(frozen=True)
@@ -100,8 +100,7 @@ def probe_variants(
 def _probe_control(control: Control, variants, folder, caches, threads: int) -> tuple:
     """One control's eager references and rows (a pool task): every variant in turn, each
     compiled in its configuration's cache (`caches`, emptied by the caller) when given."""
-    torch.set_num_threads(threads)
-    isa()  # Inductor's ISA check, in its own folder (compat.vector_isa), before any compile
+    ready_to_compile(threads)
     verdicts = _eager_verdicts(control, {v.input: v.make_case for v in variants})
     references = {
         kind: {"ok": verdict.ok, "verdict": verdict.describe()}
