@@ -8,6 +8,8 @@ that are wrong or unavailable by construction test the gate and the skip.
 import json
 import re
 import shutil
+import sys
+import time
 
 import pytest
 import torch
@@ -346,6 +348,45 @@ def test_the_counting_child_fails_on_code_that_breaks_the_contract(swap_record, 
     assert "the first call of the counted code broke the contract" in report["broken"]["0"]
     assert "here Inductor builds" not in report["broken"]["0"]
     assert f"for {record['isa']}, not for the another-isa" in report["broken"]["1"]
+
+
+def test_a_counting_child_started_early_waits_for_its_cases(swap_record, tmp_path):
+    """A probe starts the child before its controls compile; it does nothing but import until
+    the cases come, and counts them when they do (natively here: the toggles do nothing)."""
+    record, _ = swap_record
+    cases = _specs(record, _costed(record))
+    child = instructions._Child(tmp_path, [], None)
+    try:
+        time.sleep(1)
+        assert child._popen.poll() is None  # still waiting
+        assert not (tmp_path / "report.json").exists()
+        report = child.report(cases, timeout=600)
+    finally:
+        child.stop()
+    assert report == {"counted": [case["key"] for case in cases], "broken": {}}
+
+
+def test_a_counting_child_never_handed_cases_exits_without_counting(tmp_path):
+    """A probe with nothing to count (every control wrong) closes the child's stdin."""
+    child = instructions._Child(tmp_path, [], None)
+    try:
+        child._popen.stdin.close()
+        assert child._popen.wait(300) == 0
+    finally:
+        child.stop()
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_a_counting_child_that_dies_before_its_cases_fails_loudly(tmp_path):
+    """A valgrind that cannot start (here: a prefix that exits at once) is an error naming the
+    exit code, not a silent missing count."""
+    child = instructions._Child(tmp_path, [sys.executable, "-c", "raise SystemExit(3)"], None)
+    try:
+        child._popen.wait(60)
+        with pytest.raises(RuntimeError, match=r"callgrind run failed \(exit 3\)"):
+            child.report([{"key": "0"}], timeout=60)
+    finally:
+        child.stop()
 
 
 def test_the_graph_takes_its_inputs_in_first_use_order():

@@ -1,11 +1,15 @@
 """Instructions executed by one warm call of a compiled control, counted by valgrind's callgrind.
 
 Deterministic where wall time is not: the count repeats to within a few hundredths of a
-percent on one build, whatever else the machine is doing. Importing torch under callgrind
-takes about a minute, so every (control, n) of a build is counted in one valgrind process,
+percent on one build, whatever else the machine is doing. Importing torch and Inductor under
+callgrind takes 20 s or more, so every (control, n) of a scenario is counted in one valgrind
+process, started with the probe (`started`: it imports torch while the controls compile),
 which loads the wrappers Inductor already generated (their kernels come from Inductor's
 cache, nothing is compiled under valgrind) and switches collection on only around the
-measured calls (`torch._C._valgrind_toggle`, what torch's own Timer uses).
+measured calls (`torch._C._valgrind_toggle`, what torch's own Timer uses). A count depends on
+what else its process did (splitting a scenario's cases over two processes moved some by
+thousands of instructions a call), so the child does the same steps in the same order for
+every scenario and build.
 
 Instrumenting costs most of the time under callgrind, so where valgrind's headers are
 installed (valgrind's own package ships /usr/include/valgrind/callgrind.h) the child starts
@@ -28,12 +32,13 @@ Python's string hashing is seeded per process, and the dict lookups on the call'
 follow the seed: with a random seed a count at N=3 moved by 0.22% between two processes here, with
 a fixed one (`PYTHONHASHSEED=0` in the child) it repeats to the instruction.
 
-Run as a module, it is the child that valgrind runs:
-    valgrind --tool=callgrind --collect-atstart=no python -m benchmarks.probes.instructions SPEC
+Run as a module, it is the child that valgrind runs (the spec's path comes on stdin):
+    valgrind --tool=callgrind --collect-atstart=no python -m benchmarks.probes.instructions
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -104,48 +109,106 @@ def count(cases: list[dict], timeout: float = 1800) -> Counts:
 
     Raises RuntimeError with valgrind's last words when the run fails.
     """
-    if not cases:
-        return Counts({}, {})
+    with started() as child:
+        return child.count(cases, timeout)
+
+
+@contextlib.contextmanager
+def started():
+    """A valgrind child started now, before its cases are known: `.count(cases)` hands them
+    over. Starting valgrind and importing torch under it is a third of a count, so a probe
+    starts the child first and it does that while the probe compiles; it then waits for its
+    cases before anything else, so what it counts, and the process it counts in, are those of
+    a child started at the end. A child never handed cases is stopped on exit."""
     with tempfile.TemporaryDirectory(prefix="writeback-callgrind-") as tmp:
-        helper = _client_helper(Path(tmp))
-        out = Path(tmp) / "callgrind.out"
+        folder = Path(tmp)
+        helper = _client_helper(folder)
+        out = folder / "callgrind.out"
         valgrind = [
             "valgrind", "--tool=callgrind", "--collect-atstart=no", f"--callgrind-out-file={out}",
             f"--instr-atstart={'no' if helper else 'yes'}",
         ]  # fmt: skip
-        report = run_child(Path(tmp), cases, valgrind, helper, timeout)
+        child = _Child(folder, valgrind, helper)
+        try:
+            yield child
+        finally:
+            child.stop()
+
+
+class _Child:
+    """The counting child (`_child`), running under `prefix` in `folder` (valgrind's command;
+    empty runs it natively, where the collection toggles do nothing)."""
+
+    def __init__(self, folder: Path, prefix: list[str], helper: str | None):
+        self.folder, self.helper = folder, helper
+        self.out = folder / "callgrind.out"
+        root = Path(__file__).resolve().parents[2]
+        env = {
+            **os.environ,
+            "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+            "PYTHONHASHSEED": "0",
+        }
+        self._stderr = open(folder / "stderr.txt", "w+")  # noqa: SIM115 - closed in stop()
+        self._popen = subprocess.Popen(
+            [*prefix, sys.executable, "-m", "benchmarks.probes.instructions"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._stderr,
+            text=True, env=env, cwd=folder,
+        )  # fmt: skip
+
+    def count(self, cases: list[dict], timeout: float = 1800) -> Counts:
+        """The counts of `cases` (see `count`); the child exits after one hand-over."""
+        if not cases:
+            return Counts({}, {})
+        report = self.report(cases, timeout)
         totals = {}
         for index, key in enumerate(report["counted"], start=1):
-            dump = Path(f"{out}.{index}")
+            dump = Path(f"{self.out}.{index}")
             match = _TOTAL.search(dump.read_text()) if dump.is_file() else None
             if match is None:
                 raise RuntimeError(f"callgrind wrote no totals for case {key} ({dump.name})")
             totals[key] = int(match.group(1))
-    broken = report["broken"]
-    counted = {key: round(total / CALLS) for key, total in totals.items() if key not in broken}
-    return Counts(counted, broken)
+        broken = report["broken"]
+        counted = {key: round(total / CALLS) for key, total in totals.items() if key not in broken}
+        return Counts(counted, broken)
+
+    def report(self, cases: list[dict], timeout: float) -> dict:
+        """Hand the cases over and return the child's report: {"counted": keys in the order of
+        their dumps, "broken": {key: why}}. RuntimeError when it did not finish."""
+        spec = self.folder / "spec.json"
+        spec.write_text(json.dumps({"calls": CALLS, "cases": cases, "helper": self.helper}))
+        try:
+            self._popen.stdin.write(f"{spec}\n")
+            self._popen.stdin.close()
+        except BrokenPipeError:
+            pass  # it died while it waited: its exit code and last words are below
+        try:
+            code = self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            raise RuntimeError(f"callgrind run did not finish in {timeout:.0f} s") from None
+        if code != 0 or not (self.folder / _REPORT).is_file():
+            self._stderr.seek(0)
+            tail = " | ".join(self._stderr.read().strip().splitlines()[-3:])
+            raise RuntimeError(f"callgrind run failed (exit {code}): {tail}")
+        return json.loads((self.folder / _REPORT).read_text())
+
+    def stop(self) -> None:
+        if self._popen.poll() is None:
+            self._popen.kill()
+        self._popen.wait()
+        with contextlib.suppress(OSError, BrokenPipeError):
+            self._popen.stdin.close()
+        self._stderr.close()
 
 
 def run_child(folder: Path, cases: list[dict], prefix: list[str], helper, timeout: float):
-    """Run the child in `folder` under `prefix` (valgrind's command; empty runs it natively,
-    where the collection toggles do nothing) and return its report: {"counted": keys in the
-    order of their dumps, "broken": {key: why}}. RuntimeError when it did not finish."""
-    spec = folder / "spec.json"
-    spec.write_text(json.dumps({"calls": CALLS, "cases": cases, "helper": helper}))
-    command = [*prefix, sys.executable, "-m", "benchmarks.probes.instructions", str(spec)]
-    root = Path(__file__).resolve().parents[2]
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{root}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-        "PYTHONHASHSEED": "0",
-    }
-    result = subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, env=env, cwd=folder
-    )
-    if result.returncode != 0 or not (folder / _REPORT).is_file():
-        tail = " | ".join(result.stderr.strip().splitlines()[-3:])
-        raise RuntimeError(f"callgrind run failed (exit {result.returncode}): {tail}")
-    return json.loads((folder / _REPORT).read_text())
+    """Run the child in `folder` under `prefix` (empty: natively) on `cases` and return its
+    report (`_Child.report`)."""
+    child = _Child(folder, prefix, helper)
+    try:
+        return child.report(cases, timeout)
+    finally:
+        child.stop()
 
 
 _HELPER_C = """
@@ -166,15 +229,24 @@ def _client_helper(folder: Path) -> str | None:
     return str(library) if built.returncode == 0 else None
 
 
-def _child(spec_path: str) -> None:
-    """Inside valgrind: load and check each wrapper, count `calls` calls, dump, check again,
-    and write the report (`run_child`)."""
+def _child() -> None:
+    """Inside valgrind: import torch, wait for the spec's path on stdin (none: exit, nothing
+    to count), load and check each wrapper, count `calls` calls, dump, check again, and write
+    the report (`_Child.report`).
+
+    Inductor is imported by the first wrapper, after the spec, as it always was: importing
+    its modules before reading the spec (7 s sooner under valgrind) moved the counts at N=3 by
+    about -160 and -250 instructions a call, every time (a count depends on what its process did
+    before; results/logs/callgrind-prestart-counts-torch-2.13.0.txt)."""
     import ctypes
 
     import torch
 
     torch.set_num_threads(1)
-    spec = json.loads(Path(spec_path).read_text())
+    line = sys.stdin.readline().strip()
+    if not line:
+        return
+    spec = json.loads(Path(line).read_text())
     switch = ctypes.CDLL(spec["helper"]) if spec["helper"] else None
     broken, loaded = {}, []
     with torch.no_grad():
@@ -248,4 +320,6 @@ def _check_one_call(module, case: dict, which: str) -> None:
 
 
 if __name__ == "__main__":
-    _child(sys.argv[1])
+    _child()
+    sys.stderr.flush()
+    os._exit(0)  # torch's teardown under valgrind takes seconds, after everything is counted

@@ -87,6 +87,7 @@ def probe_scenario(
     with (
         tempfile.TemporaryDirectory(prefix="writeback-code-") as scratch_root,
         _fresh_cache(inductor_cache),
+        _counting_child(scenario, backends, record["isa"], count_instructions) as counter,
     ):
         # callgrind loads the kept code; without a place to keep it, keep it for this run
         root = artifacts_root or (Path(scratch_root) if count_instructions else None)
@@ -94,8 +95,9 @@ def probe_scenario(
         record["rows"] = _probe_controls(scenario, chosen, how, workers, total)
         callgrind_started = time.monotonic()
         if count_instructions:
-            _count_instructions(scenario, record["isa"], record["rows"])
-        # where the time went (the report's time table): the whole probe, and callgrind in it
+            _count_instructions(scenario, record["isa"], record["rows"], counter)
+        # where the time went (the report's time table): the whole probe, and the wait for
+        # callgrind after it (its child imports torch while the controls compile)
         record["seconds"] = {
             "probe": round(time.monotonic() - started, 1),
             "callgrind": round(time.monotonic() - callgrind_started, 1),
@@ -125,19 +127,37 @@ def _fresh_cache(folder: Path | None):
         yield
 
 
-def _count_instructions(scenario: Scenario, isa: str, rows: list[dict]) -> None:
+@contextlib.contextmanager
+def _counting_child(scenario: Scenario, backends, isa: str, count_instructions: bool):
+    """The valgrind child that will count this probe's correct Inductor compiles, started
+    now so that it imports torch while they compile (`instructions.started`); None where
+    nothing will be counted. Started inside the emptied Inductor cache: it loads the kernels
+    the probe compiles there."""
+    if (
+        not count_instructions
+        or not scenario.measure_cost
+        or COST_BACKEND not in backends
+        or instructions.valgrind_problem(isa)
+    ):
+        yield None
+        return
+    with instructions.started() as child:
+        yield child
+
+
+def _count_instructions(scenario: Scenario, isa: str, rows: list[dict], counter=None) -> None:
     costed = [r for r in rows if r["code_dir"] and r["scratch_bytes"] is not None]
     problem = instructions.valgrind_problem(isa)
     if not problem and costed:
         cases = [instructions.case_spec(str(i), scenario, row, isa) for i, row in enumerate(costed)]
         print(
             f"[writeback] counting instructions of {len(cases)} compiled controls under "
-            "callgrind (one valgrind process, about 1-2 minutes)",
+            "callgrind (one valgrind process, started with the probe)",
             file=sys.stderr,
             flush=True,
         )
         try:
-            counts = instructions.count(cases)
+            counts = counter.count(cases) if counter else instructions.count(cases)
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             problem = str(exc)
         else:
