@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import platform
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -124,15 +126,32 @@ def vector_isa() -> str:
     vector width that shapes the loops.
     """
     try:
-        from torch._inductor.cpu_vec_isa import pick_vec_isa
+        from torch._inductor import cpu_vec_isa as where
     except ImportError:
-        try:
-            from torch._inductor.codecache import pick_vec_isa
-        except ImportError as exc:
-            raise Unsupported(f"torch {torch.__version__} has no pick_vec_isa: {exc}") from exc
+        from torch._inductor import codecache as where
+    pick_vec_isa = getattr(where, "pick_vec_isa", None)
+    if pick_vec_isa is None:
+        raise Unsupported(f"torch {torch.__version__} has no pick_vec_isa")
     with _isa_check_cache():
+        _check_candidates_side_by_side(where)
         isa = pick_vec_isa()
     return str(isa).split()[0] if isa and str(isa).strip() else "scalar"
+
+
+def _check_candidates_side_by_side(where) -> None:
+    """Inductor checks the candidate ISAs one after another (each a compile, then a Python
+    process that loads the result); check the ones this CPU claims side by side first, so that
+    its own check finds each answer made (`VecISA.__bool__` is cached per candidate). The
+    answers are Inductor's own. A build without these internals checks them in turn."""
+    candidates = getattr(where, "supported_vec_isa_list", None)
+    claimed = getattr(where, "x86_isa_checker", None)
+    if not candidates or claimed is None or platform.machine() not in ("x86_64", "AMD64"):
+        return
+    flags = claimed()
+    chosen = [isa for isa in candidates if all(flag in flags for flag in str(isa).split())]
+    if len(chosen) > 1:
+        with ThreadPoolExecutor(len(chosen), thread_name_prefix="writeback-isa") as threads:
+            list(threads.map(bool, chosen))
 
 
 @contextlib.contextmanager

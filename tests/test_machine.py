@@ -1,6 +1,10 @@
 """Machine identity: a name two CPUs cannot share, its hardware, other CPUs' results refused."""
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -8,6 +12,7 @@ from benchmarks import machine
 from tools import asv_project
 
 XEON = "model name\t: Intel(R) Xeon(R) Processor\nflags\t\t: fpu sse sse2 avx avx2 avx512f fma\n"
+ROOT = Path(__file__).resolve().parents[1]
 EPYC = "model name\t: AMD EPYC 7B13 64-Core Processor\nflags\t\t: fpu sse sse2 avx avx2 fma\n"
 
 
@@ -65,3 +70,29 @@ def test_the_name_asv_project_exports_is_taken_as_it_is(monkeypatch):
     monkeypatch.setenv(machine.ISA_ENV, "avx2")
     monkeypatch.setenv(machine.RESOLVED_ENV, "lab-avx2")
     assert machine.machine_name() == "lab-avx2"
+
+
+_ISA_ANSWERS = """
+import json, sys
+from benchmarks import compat
+if sys.argv[1] == "in-turn":
+    compat._check_candidates_side_by_side = lambda where: None
+isa = compat.vector_isa()
+from torch._inductor import cpu_vec_isa
+print(json.dumps([isa, [str(candidate) for candidate in cpu_vec_isa.valid_vec_isa_list()]]))
+"""
+
+
+def test_the_isa_candidates_checked_side_by_side_give_inductors_answers(tmp_path):
+    """Inductor's ISA check, with its candidates built side by side first, picks what its own
+    check one after another picks, and accepts the same candidates (fresh caches, each in a
+    process of its own)."""
+    pytest.importorskip("torch._inductor.cpu_vec_isa")
+    answers = {}
+    for way in ("side-by-side", "in-turn"):
+        env = {**os.environ, "WRITEBACK_CACHE": str(tmp_path / way)}
+        done = subprocess.run([sys.executable, "-c", _ISA_ANSWERS, way], env=env, cwd=ROOT,
+                              capture_output=True, text=True, timeout=600)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        answers[way] = json.loads(done.stdout.strip().splitlines()[-1])
+    assert answers["side-by-side"] == answers["in-turn"]
