@@ -12,7 +12,7 @@ from benchmarks.probes.probe import find_row, probe_scenario
 from benchmarks.probes.runtime import FloorDefect, ratio_to_floor
 from benchmarks.scenario import Control, Scenario
 
-pytestmark = pytest.mark.slow  # builds the floor extension once per torch build (cold: ~30 s)
+pytestmark = pytest.mark.slow  # builds the floor extension once per torch build (cold: ~7 s)
 
 NAN_WITH_PAYLOAD = 0x7FC12345
 

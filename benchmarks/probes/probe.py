@@ -194,7 +194,7 @@ def _probe_controls(scenario: Scenario, chosen, how: How, workers: int, total: i
             _progress(scenario, row, done, total)
 
     tasks = [(reference or scenario, c.name, how, torch.get_num_threads()) for c in chosen]
-    # the floor extension (about 20 s cold) is built beside the workers, not by one of them
+    # the floor extension (about 7 s cold) is built beside the workers, not by one of them
     # while the other waits on its lock
     beside = floor.prepare if scenario.measure_cost and COST_BACKEND in how.backends else None
     probed = pool.run(_probe_named_control, tasks, workers, on_result=progress, beside=beside)
