@@ -56,13 +56,18 @@ def run(
     workers: int,
     on_result: Callable[[int, object], None] | None = None,
     beside: Callable[[], object] | None = None,
+    order: Sequence[int] | None = None,
 ) -> list:
     """`function(*task)` for every task, in up to `workers` processes; the results in task
     order. `function` must be a module-level function (workers import it by name), tasks and
     results picklable. `on_result(index, result)` is called here as each one arrives (for
-    progress). With one worker or one task, everything runs in this process (and `beside`
-    first)."""
+    progress). `order`: the task indices in the order workers get them (default: task order;
+    the longest first keeps a long task from running alone at the end). With one worker or one
+    task, everything runs in this process, in task order (and `beside` first)."""
     results: list = [None] * len(tasks)
+    order = list(range(len(tasks))) if order is None else list(order)
+    if sorted(order) != list(range(len(tasks))):
+        raise ValueError(f"order must list each of the {len(tasks)} task indices once: {order}")
     if workers <= 1 or len(tasks) <= 1:
         if beside:
             beside()
@@ -72,7 +77,7 @@ def run(
                 on_result(index, results[index])
         return results
     reference = (function.__module__, function.__qualname__)
-    pending = list(enumerate(tasks))
+    pending = [(index, tasks[index]) for index in order]
     running: dict[_Worker, int] = {}  # each worker's task index
     selector = selectors.DefaultSelector()
     aside = None

@@ -2,17 +2,20 @@
 order from other processes, a failure loud and named, and a probe record the same row for row
 as one process's."""
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
 from benchmarks import pool
 from benchmarks.compat import cxx_compiler_problem
-from benchmarks.probes.probe import probe_scenario
+from benchmarks.probes import probe as probe_module
+from benchmarks.probes.probe import longest_first, probe_scenario
 from benchmarks.snapshot_swap import SWAP
 
 
@@ -87,6 +90,48 @@ def test_beside_runs_while_the_workers_work_and_is_done_on_return(start, tmp_pat
     mark = tmp_path / "beside"
     pool.run(where_and_square, [(1,), (2,), (3,)], 2, beside=lambda: mark.write_text("ran"))
     assert mark.read_text() == "ran"
+
+
+def note_start(folder, x):
+    """Note that task `x` started, then wait until two tasks have (so the third can only
+    start after both first ones did)."""
+    with open(folder / "started", "a") as started:
+        started.write(f"{x}\n")
+    deadline = time.monotonic() + 60
+    while len((folder / "started").read_text().split()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return x
+
+
+def test_workers_get_the_tasks_in_the_order_given_and_results_stay_in_task_order(start, tmp_path):
+    if start == RAN_ALONE:
+        return
+    results = pool.run(note_start, [(tmp_path, i) for i in range(3)], 2, order=[2, 0, 1])
+    assert results == [0, 1, 2]
+    started = (tmp_path / "started").read_text().split()
+    assert set(started[:2]) == {"2", "0"}  # the first two go out at once
+    assert started[2] == "1"  # the last waits for a free worker
+
+
+@pytest.mark.parametrize("order", [[0, 0, 1], [0, 1], [0, 1, 3]])
+def test_an_order_that_is_not_every_task_once_is_refused(order):
+    with pytest.raises(ValueError, match="each of the 3 task indices once"):
+        pool.run(where_and_square, [(1,), (2,), (3,)], 2, order=order)
+
+
+def test_the_longest_controls_go_first_as_earlier_records_timed_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(probe_module, "machine_name", lambda: "m")
+    for build, seconds in (("b1", (1.0, 9.0, 4.0)), ("b2", (1.0, 11.0, 6.0))):
+        folder = tmp_path / "m" / build / "avx2" / "s"
+        folder.mkdir(parents=True)
+        rows = [{"control": c, "seconds": t / 2} for c, t in zip("xyz", seconds) for _ in (1, 2)]
+        (folder / "probe.json").write_text(json.dumps({"rows": rows}))
+    (tmp_path / "m" / "b3" / "avx2" / "s").mkdir(parents=True)
+    (tmp_path / "m" / "b3" / "avx2" / "s" / "probe.json").write_text("not json")  # ignored
+    assert longest_first("s", ["x", "y", "z"], tmp_path) == [1, 2, 0]
+    assert longest_first("s", ["x", "new", "y"], tmp_path) == [1, 2, 0]  # untimed first
+    assert longest_first("other", ["x", "y"], tmp_path) == [0, 1]  # no record: as given
+    assert longest_first("s", ["x", "y"], None) == [0, 1]
 
 
 def test_one_worker_runs_in_this_process():

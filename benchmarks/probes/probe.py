@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import importlib
+import json
+import math
 import statistics
 import subprocess
 import sys
@@ -197,8 +199,35 @@ def _probe_controls(scenario: Scenario, chosen, how: How, workers: int, total: i
     # the floor extension (about 7 s cold) is built beside the workers, not by one of them
     # while the other waits on its lock
     beside = floor.prepare if scenario.measure_cost and COST_BACKEND in how.backends else None
-    probed = pool.run(_probe_named_control, tasks, workers, on_result=progress, beside=beside)
+    order = longest_first(scenario.name, [c.name for c in chosen], how.root)
+    probed = pool.run(
+        _probe_named_control, tasks, workers, on_result=progress, beside=beside, order=order
+    )
     return [row for rows in probed for row in rows]
+
+
+def longest_first(scenario: str, controls: list[str], root: Path | None) -> list[int]:
+    """The order to hand `controls` to workers: the longest first, as this machine's earlier
+    records of the scenario (any build, under `root`) timed them, so that no long control (an
+    attribution: tens of compiles) runs alone at the end while the other cores wait. Controls
+    no record has timed go first, in their order; without records, the scenario's order. Only
+    the order the work is handed out in: the record is the same either way."""
+    seconds: dict[str, list[float]] = {}
+    machine = root / machine_name() if root is not None else None
+    for path in sorted(machine.glob(f"*/*/{scenario}/probe.json")) if machine else []:
+        try:
+            per_control: dict[str, float] = {}
+            for row in json.loads(path.read_text())["rows"]:
+                per_control[row["control"]] = per_control.get(row["control"], 0.0) + float(
+                    row.get("seconds") or 0.0
+                )
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # an unreadable record only loses its hint
+        for control, total in per_control.items():
+            seconds.setdefault(control, []).append(total)
+    estimate = {name: statistics.median(seconds[name]) if name in seconds else math.inf
+                for name in controls}  # fmt: skip
+    return sorted(range(len(controls)), key=lambda index: -estimate[controls[index]])
 
 
 def _reference(scenario: Scenario) -> tuple[str, str] | None:
