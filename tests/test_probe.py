@@ -280,11 +280,16 @@ def test_the_timed_function_is_compiled_checked_and_timed_without_grad(monkeypat
         return call
 
     monkeypatch.setattr(asv_classes, "build", recording_build)
+    monkeypatch.setattr(asv_classes, "_TIMED", {})
     monkeypatch.setitem(asv_classes._SCENARIOS, ADD_ONE.name, ADD_ONE)
     record = {"scenario": ADD_ONE.name}
     asv_classes._prepare_timed_call(record, "add_one", 3)
     asv_classes.Cost.time_warm_call(None, record, "add_one", 3)
     assert grad_modes == [False, False, False]  # compile, checked call, timed call
+    # asv runs the setup again before every sample: the compiled, checked function is kept
+    asv_classes._prepare_timed_call(record, "add_one", 3)
+    asv_classes.Cost.time_warm_call(None, record, "add_one", 3)
+    assert grad_modes == [False, False, False, False]  # one more timed call, nothing else
 
 
 def _costed(record):
