@@ -2,7 +2,9 @@
 (tests/fixtures/history: asv's result files, the install records and the probe records of
 torch 2.13.0, 2.14.1 and 2.15.0)."""
 
+import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,30 @@ def test_the_report_says_where_each_builds_time_went(text):
     # asv kept each setup_cache's seconds in these results; the install records predate
     # install_seconds, so the table says so rather than counting zero
     assert all("not recorded" in row and " s |" in row for row in rows)
+
+
+def test_a_result_of_an_older_benchmark_version_is_left_out_and_named(tmp_path):
+    """A build not measured again since a benchmark changed keeps its old result file: asv's
+    publish leaves that benchmark's results out (its version is not benchmarks.json's), and so
+    must the report, saying which benchmark of which build, instead of mixing the two sets."""
+    results = tmp_path / "results"
+    shutil.copytree(RECORDED, results)
+    path = results / "vm" / "9e241e62-virtualenv-py3.11.json"
+    data = json.loads(path.read_text())
+    column = data["result_columns"].index("version")
+    data["results"][f"{report.CORRECTNESS}.track_wrong_elements"][column] = "an-older-one"
+    path.write_text(json.dumps(data))
+    ledger_path = tmp_path / "ledger"
+    ledger.build_ledger(builds.read(ROOT / "builds.txt"), ledger_path)
+
+    loaded = {b.name: b for b in report.load(results, ledger_path)}
+    older = loaded["torch-2.14.1"]
+    assert older.stale == [f"{report.CORRECTNESS}.track_wrong_elements"]
+    assert f"{report.CORRECTNESS}.track_wrong_elements" not in older.values
+    assert f"{report.CORRECTNESS}.track_moved_storages" in older.values
+    assert loaded["torch-2.15.0"].stale == []
+    assert f"{report.CORRECTNESS}.track_wrong_elements" in loaded["torch-2.15.0"].values
+    text = report.render(list(loaded.values()))
+    section = text.split("## torch-2.14.1", 1)[1].split("\n## ", 1)[0]
+    assert "Not shown: 1 benchmark(s) measured on this build with an older version" in section
+    assert "Not shown" not in text.split("## torch-2.15.0", 1)[1].split("\n## ", 1)[0]

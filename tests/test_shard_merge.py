@@ -199,6 +199,47 @@ def test_merge_refuses_the_same_build_measured_twice(runs):
     _refused(runs["merged"], runs["whole"] / "results", "the same thing measured twice")
 
 
+def _with_version(data: dict, version: str) -> None:
+    """An asv result file as a run of another version of the probe benchmark wrote it."""
+    column = data["result_columns"].index("version")
+    data["results"]["probe.Probe.track_value"][column] = version
+
+
+def test_merge_refuses_a_result_left_from_another_benchmark_set(runs, tmp_path):
+    """A folder's result file whose benchmark versions are not its own benchmarks.json's (left
+    from an earlier run) would be merged and never published: refused, naming it."""
+    name = sorted(_commits(runs["two"]).values())[0]
+    folder = _altered_copy(runs["two"] / "results", tmp_path / "leftover", f"{MACHINE}/{name}",
+                           lambda data: _with_version(data, "an-older-one"))  # fmt: skip
+    _refused(runs["merged"], folder, f"holds {MACHINE}/{name}", "probe.Probe.track_value has "
+             "version 'an-older-one'", "a result left from an earlier run")  # fmt: skip
+
+
+def test_merge_names_the_files_to_remove_when_results_here_are_older(runs, tmp_path):
+    """results/ holds a build measured before a benchmark changed; a folder measured it again:
+    the merge says which of results/'s files are older and what to remove, and copies nothing."""
+    from tools import merge
+
+    into = tmp_path / "results"
+    shutil.copytree(runs["merged"] / "results", into)
+    name = sorted(_commits(runs["two"]).values())[0]
+    path = into / MACHINE / name
+    data = json.loads(path.read_text())
+    _with_version(data, "an-older-one")
+    path.write_text(json.dumps(data))
+    commits = merge.ledger_commits_of(runs["whole"] / "results")
+    with pytest.raises(merge.Refused) as refused:
+        merge.plan_merge([runs["two"] / "results"], into, commits, "builds.txt")
+    message = str(refused.value)
+    assert "measured again 1 build(s) whose results here were measured with an older" in message
+    assert f"{MACHINE}/{name}: probe.Probe.track_value has version 'an-older-one'" in message
+    assert "its install record results/builds/<machine>/<commit>.json" in message
+    assert merge.stale_results(into, into) == {
+        path: "probe.Probe.track_value has version 'an-older-one', not "
+        f"{merge.benchmark_set(into)['probe.Probe.track_value'][2]!r}"
+    }
+
+
 def test_make_merge_passes_every_folder_to_the_merge():
     """`make merge FROM="a b"` (the workflow's merge job runs it): the command make runs must
     parse into those folders and that builds file (a list-taking --builds once swallowed them)."""

@@ -18,7 +18,15 @@ to do, when a folder holds:
 - another machine class under one name: a machine whose machine.json records another CPU id
   or ISA than the same machine's here (or in an earlier folder);
 - another measurement of the same thing: a file that exists here (or in an earlier folder)
-  with other contents. Identical files are fine.
+  with other contents. Identical files are fine. Where results/'s file of that build was
+  measured with an older version of a benchmark than results/benchmarks.json (the build was
+  measured again after the benchmarks changed), the message says which files to remove;
+- a result left over from another benchmark set: a result file whose benchmark versions are
+  not its own folder's benchmarks.json's (asv would publish none of those results), unless
+  results/ holds the same file (a checkout carries the other machines' results unchanged).
+
+After the merge, results/'s result files of an older benchmark set are named (they are left
+out of the site and the report until their builds are measured again).
 
 Then results/ holds the union: `asv publish` makes html/ (self-contained and checked as in
 `make history`) and the report of every machine is printed and written to results/report.md.
@@ -84,6 +92,7 @@ def plan_merge(folders: list[Path], into: Path, commits: set[str], ledger_name: 
     Raises `Refused` for the first folder that cannot be merged."""
     plan = Plan()
     reference, reference_label = (into, "results/") if result_files(into) else (None, "")
+    stale_here = stale_results(into, into) if reference is not None else {}
     machines = {name: (info, "results/") for name, info in machine_infos(into).items()}
     for folder in folders:
         label = str(folder)
@@ -98,8 +107,18 @@ def plan_merge(folders: list[Path], into: Path, commits: set[str], ledger_name: 
             raise Refused(
                 f"{label} was measured with another benchmark set than {reference_label}: "
                 f"{difference}. Merge only results measured with the same benchmarks/ (the "
-                "same commit of this project): measure that folder's builds again from here."
+                "same commit of this project): measure the older side's builds again from the "
+                "newer's commit (`git log -- benchmarks/` says which changed)."
             )
+        for path, why in stale_results(folder, folder).items():
+            here = into / path.relative_to(folder)
+            if not (here.is_file() and here.read_bytes() == path.read_bytes()):
+                raise Refused(
+                    f"{label} holds {path.relative_to(folder)}, measured with another version "
+                    f"of a benchmark than {label}/{BENCHMARKS} ({why}): a result left from an "
+                    "earlier run, which asv would not publish. Measure that build again, or "
+                    "remove the file from that folder, then merge again."
+                )
         if unknown := sorted(ledger_commits_of(folder) - commits):
             shown = ", ".join(commit[:8] for commit in unknown[:5])
             raise Refused(
@@ -122,11 +141,11 @@ def plan_merge(folders: list[Path], into: Path, commits: set[str], ledger_name: 
             elif info != machines[name][0]:
                 plan.notes.append(f"kept {machines[name][1]}'s {name}/{MACHINE} (same CPU id "
                                   f"and ISA as {label}'s; other fields differ)")  # fmt: skip
-        _plan_files(plan, folder, into)
+        _plan_files(plan, folder, into, stale_here)
     return plan
 
 
-def _plan_files(plan: Plan, folder: Path, into: Path) -> None:
+def _plan_files(plan: Plan, folder: Path, into: Path, stale_here: dict[Path, str]) -> None:
     conflicts = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         relative = path.relative_to(folder)
@@ -138,6 +157,15 @@ def _plan_files(plan: Plan, folder: Path, into: Path) -> None:
             plan.copies[target] = path
         elif earlier.read_bytes() != path.read_bytes():
             conflicts.append((relative, earlier))
+    if remeasured := sorted(into / r for r, _ in conflicts if into / r in stale_here):
+        named = ", ".join(str(p.relative_to(into)) for p in remeasured[:3])
+        raise Refused(
+            f"{folder} measured again {len(remeasured)} build(s) whose results here were "
+            f"measured with an older benchmark set ({named}: "
+            f"{stale_here[remeasured[0]]}). Remove each such build's files from results/ (its "
+            "result file, its install record results/builds/<machine>/<commit>.json and its "
+            "records under results/generated/<machine>/), then merge again."
+        )
     if conflicts:
         relative, earlier = conflicts[0]
         where = (
@@ -173,6 +201,11 @@ def apply(plan: Plan, into: Path) -> None:
           "asv result files; identical files already here were left as they were")  # fmt: skip
     for note in plan.notes:
         print(f"writeback: {note}")
+    if stale := stale_results(into, into):
+        named = ", ".join(f"{p.relative_to(into)} ({why})" for p, why in list(stale.items())[:3])
+        print(f"writeback: results/ still holds {len(stale)} result file(s) measured with an "
+              f"older benchmark set: {named}. The site and the report leave those benchmarks "
+              "out until the builds are measured again on their machines.")  # fmt: skip
 
 
 def benchmark_set(folder: Path) -> dict[str, tuple]:
@@ -199,6 +232,26 @@ def benchmark_difference(reference: Path, folder: Path) -> str:
             if mine != other:
                 parts.append(f"{name} has {what} {other!r}, not {mine!r}")
     return "; ".join(parts[:4]) + (f" (and {len(parts) - 4} more)" if len(parts) > 4 else "")
+
+
+def stale_results(folder: Path, reference: Path) -> dict[Path, str]:
+    """The result files of `folder` holding a result measured with another version of its
+    benchmark than `reference`'s benchmarks.json (or of a benchmark it no longer has), each
+    with the first such benchmark: asv publishes none of those results."""
+    versions = {name: entry[2] for name, entry in benchmark_set(reference).items()}
+    stale = {}
+    for path in result_files(folder):
+        data = json.loads(path.read_text())
+        column = data["result_columns"].index("version")
+        for name, row in sorted(data["results"].items()):
+            if name not in versions:
+                stale[path] = f"{name} is no longer a benchmark"
+            elif row[column] != versions[name]:
+                stale[path] = f"{name} has version {row[column]!r}, not {versions[name]!r}"
+            else:
+                continue
+            break
+    return stale
 
 
 def result_files(folder: Path) -> list[Path]:

@@ -8,8 +8,11 @@ result is wrong in, and the reason for a skip or a failure, come from the probe 
 same machine kept beside them (results/generated/<machine>/<build>/<isa>/<scenario>/
 probe.json). The torch identity of each build comes from results/builds/<machine>/<ledger
 commit>.json, written when it was installed there. Builds of every builds file (every ledger
-branch) are reported. A cell says `exact`, `wrong: ...`, `skipped: why` (an expected state),
-`failed: why` (a real failure) or `not run (why)` (nothing was measured).
+branch) are reported. A result measured with another version of its benchmark than
+results/benchmarks.json holds (a build not measured again since the benchmark changed) is left
+out, as asv's publish leaves it out, and the build says so. A cell says `exact`,
+`wrong: ...`, `skipped: why` (an expected state), `failed: why` (a real failure) or
+`not run (why)` (nothing was measured).
 """
 
 from __future__ import annotations
@@ -49,6 +52,9 @@ class BuildResult:
     tag: str = ""
     durations: dict[str, float] = field(default_factory=dict)
     """asv's seconds for each benchmark and `<setup_cache ...>` of this build."""
+    stale: list[str] = field(default_factory=list)
+    """Benchmarks whose results here were measured with another version of the benchmark than
+    results/benchmarks.json's (left out of `values`, as asv's publish leaves them out)."""
     callgrind: dict[str, float] | None = None
     """Seconds callgrind took in each scenario's probe (inside its setup_cache); None when
     the probe records kept no seconds."""
@@ -84,6 +90,7 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
         key=lambda e: (e.build["date"], e.branch != ledger_repo.BRANCH, e.branch),
     )
     machines = [machine] if machine else _machines(results_dir)
+    current = benchmark_versions(results_dir)
     loaded = []
     for name in machines:
         by_commit = {r.commit_hash: r for r in iter_results_for_machine(str(results_dir), name)}
@@ -99,7 +106,11 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
                 results_dir=results_dir,
                 tag=entry.tag,
             )
+            kept = result.get_result_keys(current) if current else result.get_all_result_keys()
+            build.stale = sorted(set(result.get_all_result_keys()) - set(kept))
             for key in result.get_all_result_keys():
+                if key not in kept:
+                    continue
                 params = result.get_result_params(key)
                 combos = _combos(params)
                 values = result.get_result_value(key, params)
@@ -112,6 +123,28 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
             build.callgrind = _callgrind_seconds(records)
             loaded.append(build)
     return loaded
+
+
+def benchmark_versions(results_dir: Path) -> dict[str, dict]:
+    """results/benchmarks.json (the benchmark set asv discovered last) as asv's
+    `Results.get_result_keys` reads it; {} when there is none."""
+    path = results_dir / "benchmarks.json"
+    if not path.is_file():
+        return {}
+    return {k: v for k, v in json.loads(path.read_text()).items() if isinstance(v, dict)}
+
+
+def stale_line(build: BuildResult) -> str:
+    """What the report says of a build with results of an older benchmark set ('' if none)."""
+    if not build.stale:
+        return ""
+    shown = ", ".join(build.stale[:3]) + (f" and {len(build.stale) - 3} more"
+                                          if len(build.stale) > 3 else "")  # fmt: skip
+    return (
+        f"Not shown: {len(build.stale)} benchmark(s) measured on this build with an older "
+        f"version of the benchmark than results/benchmarks.json ({shown}); asv's site leaves "
+        "them out too. Measure the build again on this machine to show them."
+    )
 
 
 def failures(builds: list[BuildResult]) -> list[Failure]:
@@ -141,6 +174,8 @@ def render(builds: list[BuildResult]) -> str:
     parts = ["# writeback history", ""]
     for build in builds:
         parts += [f"## {build.label} on {build.machine}", "", _identity_line(build), ""]
+        if stale := stale_line(build):
+            parts += [stale, ""]
         if not build.installed:
             parts += [f"Not measured: the build did not install ({build.identity.get('error')}).",
                       ""]  # fmt: skip
