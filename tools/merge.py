@@ -42,6 +42,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from asv.results import Results
+
 from tools import builds as builds_file
 from tools import history, report
 from tools import ledger as ledger_repo
@@ -235,22 +237,21 @@ def benchmark_difference(reference: Path, folder: Path) -> str:
 
 
 def stale_results(folder: Path, reference: Path) -> dict[Path, str]:
-    """The result files of `folder` holding a result measured with another version of its
-    benchmark than `reference`'s benchmarks.json (or of a benchmark it no longer has), each
-    with the first such benchmark: asv publishes none of those results."""
-    versions = {name: entry[2] for name, entry in benchmark_set(reference).items()}
+    """The result files of `folder` holding a result that asv's publish leaves out against
+    `reference`'s benchmarks.json (`report.older_benchmarks`), each with the first such
+    benchmark and why."""
+    current = report.benchmark_versions(reference)
     stale = {}
     for path in result_files(folder):
-        data = json.loads(path.read_text())
-        column = data["result_columns"].index("version")
-        for name, row in sorted(data["results"].items()):
-            if name not in versions:
-                stale[path] = f"{name} is no longer a benchmark"
-            elif row[column] != versions[name]:
-                stale[path] = f"{name} has version {row[column]!r}, not {versions[name]!r}"
-            else:
-                continue
-            break
+        result = Results.load(str(path))
+        if older := report.older_benchmarks(result, current):
+            name = older[0]
+            stale[path] = (
+                f"{name} has version {result.benchmark_version.get(name)!r}, not "
+                f"{current[name].get('version')!r}"
+                if name in current
+                else f"{name} is no longer a benchmark"
+            )
     return stale
 
 

@@ -106,10 +106,9 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
                 results_dir=results_dir,
                 tag=entry.tag,
             )
-            kept = result.get_result_keys(current) if current else result.get_all_result_keys()
-            build.stale = sorted(set(result.get_all_result_keys()) - set(kept))
+            build.stale = older_benchmarks(result, current)
             for key in result.get_all_result_keys():
-                if key not in kept:
+                if key in build.stale:
                     continue
                 params = result.get_result_params(key)
                 combos = _combos(params)
@@ -132,6 +131,15 @@ def benchmark_versions(results_dir: Path) -> dict[str, dict]:
     if not path.is_file():
         return {}
     return {k: v for k, v in json.loads(path.read_text()).items() if isinstance(v, dict)}
+
+
+def older_benchmarks(result, current: dict[str, dict]) -> list[str]:
+    """The benchmarks of an asv result whose results asv's publish leaves out against the
+    benchmark set `current` (`benchmark_versions`): measured with another version of the
+    benchmark, or of one the set no longer has. [] when there is no set to compare with."""
+    if not current:
+        return []
+    return sorted(set(result.get_all_result_keys()) - result.get_result_keys(current))
 
 
 def stale_line(build: BuildResult) -> str:
