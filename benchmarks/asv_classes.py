@@ -22,6 +22,7 @@ import abc
 import contextlib
 import importlib
 import os
+import sys
 
 import torch
 
@@ -50,6 +51,22 @@ with contextlib.suppress(Unsupported):
     # Inductor's ISA check (a test library built and loaded per ISA, in a folder of its own:
     # `compat.vector_isa`) likewise once, not in every process that compiles (1.2 s each)
     vector_isa()
+
+
+def in_asv_forkserver() -> bool:
+    """Whether this process is asv's forkserver (`asv.benchmark run_server`): it lives for one
+    build's whole run and imports the suite before the first setup_cache."""
+    return (
+        len(sys.argv) > 1 and sys.argv[1] == "run_server" and sys.argv[0].endswith("benchmark.py")
+    )
+
+
+ZYGOTE = instructions.serve_build() if in_asv_forkserver() else None
+"""The build's callgrind zygote (`instructions.Zygote`): valgrind, torch and Inductor started
+once a build, while the first setup_cache compiles, instead of once a costed scenario (20-30 s
+of a core each); every setup_cache of the build counts in a fork of it. It leaves with the
+forkserver. None where nothing is counted or outside the forkserver (a probe then starts its
+own)."""
 
 
 def inductor_cache(config: str = "default"):

@@ -11,6 +11,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,37 @@ def test_asv_check_finds_no_problems(asv_results):
     tmp, _, _ = asv_results
     checked = _asv(tmp, "check", "--environment", f"existing:{sys.executable}")
     assert checked.returncode == 0 and "No problems found" in checked.stdout, checked.stdout
+
+
+def test_every_costed_scenario_counts_in_the_forkserver_zygote_which_leaves_with_it(asv_results):
+    """valgrind, torch and Inductor start once a build (in asv's forkserver), not once a costed
+    scenario; nothing of it stays behind once asv is done."""
+    tmp, result, _ = asv_results
+    records = sorted((tmp / "results" / "generated").glob("*/torch-*/avx2/*/probe.json"))
+    started_by = {
+        path.parent.name: json.loads(path.read_text()).get("callgrind_zygote_started_by")
+        for path in records
+    }
+    assert started_by["snapshot_swap"] == "this build's forkserver", started_by
+    assert started_by["tensordict_swap"] == "this build's forkserver", started_by
+    counts = _values(result, "snapshot_swap.Cost.track_instructions")
+    assert any(isinstance(value, int) and value > 0 for value in counts.values()), counts
+    deadline = time.monotonic() + 30  # it looks for its parent once a second
+    while (leftover := _zygotes_under(tmp)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not leftover, f"zygote processes outlived asv: {leftover}"
+
+
+def _zygotes_under(tmp: Path) -> list[str]:
+    return [
+        proc.name
+        for proc in Path("/proc").iterdir()
+        if proc.name.isdigit() and str(tmp) in _cmdline(proc) and "instructions" in _cmdline(proc)
+    ]
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

@@ -6,10 +6,14 @@ that are wrong or unavailable by construction test the gate and the skip.
 """
 
 import json
+import os
 import re
 import shutil
+import socket
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -24,6 +28,7 @@ from benchmarks.probes.runtime import profile_warm_call
 from benchmarks.scenario import Control, Scenario
 
 pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def half_swap(a, b):
@@ -307,8 +312,10 @@ def _specs(record, rows):
 
 
 def _run_counting_child(folder, cases) -> dict:
-    """The valgrind child without valgrind: its collection toggles do nothing natively."""
-    return instructions.run_child(folder, cases, [], None, timeout=600)
+    """A zygote and its counting fork without valgrind: the collection toggles do nothing."""
+    report = instructions.run_natively(folder, cases, timeout=600)
+    assert report["identity"] == instructions._identity()  # the torch and Python counted in
+    return {key: report[key] for key in ("counted", "broken")}
 
 
 def test_the_counting_child_checks_the_kept_code_and_its_contract(swap_record, tmp_path):
@@ -355,43 +362,108 @@ def test_the_counting_child_fails_on_code_that_breaks_the_contract(swap_record, 
     assert f"for {record['isa']}, not for the another-isa" in report["broken"]["1"]
 
 
-def test_a_counting_child_started_early_waits_for_its_cases(swap_record, tmp_path):
-    """A probe starts the child before its controls compile; it does nothing but import until
-    the cases come, and counts them when they do (natively here: the toggles do nothing)."""
+def test_a_zygote_started_early_waits_for_its_cases_and_counts_each_hand_over(
+    swap_record, tmp_path
+):
+    """A probe starts the zygote before its controls compile; it does nothing but import until
+    cases come, and forks a child for each hand-over (natively here: the toggles do nothing).
+    An empty hand-over (asking whether it runs) forks nothing."""
     record, _ = swap_record
     cases = _specs(record, _costed(record))
-    child = instructions._Child(tmp_path, [], None)
+    zygote = instructions.Zygote.launch(tmp_path, prefix=[])
     try:
         time.sleep(1)
-        assert child._popen.poll() is None  # still waiting
-        assert not (tmp_path / "report.json").exists()
-        report = child.report(cases, timeout=600)
+        assert zygote._popen.poll() is None  # still waiting
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as asking:
+            asking.connect(zygote.address)
+        first = zygote.report(cases, timeout=600)
+        second = zygote.report(cases[:1], timeout=600)
+        assert zygote._popen.poll() is None  # it stays for the next hand-over
     finally:
-        child.stop()
-    assert report == {"counted": [case["key"] for case in cases], "broken": {}}
+        zygote.stop()
+    assert first["counted"] == [case["key"] for case in cases] and first["broken"] == {}
+    assert second["counted"] == [cases[0]["key"]]
+    assert first["dumps"] != second["dumps"]  # one child each, named by its process id
 
 
-def test_a_counting_child_never_handed_cases_exits_without_counting(tmp_path):
-    """A probe with nothing to count (every control wrong) closes the child's stdin."""
-    child = instructions._Child(tmp_path, [], None)
+def test_a_zygote_leaves_when_the_process_that_started_it_does(tmp_path):
+    """asv's forkserver (or a probe) that started a zygote may be killed: the zygote must not
+    stay behind."""
+    script = (
+        "import sys; from pathlib import Path; from benchmarks.probes import instructions; "
+        "z = instructions.Zygote.launch(Path(sys.argv[1]), prefix=[]); print(z._popen.pid)"
+    )
+    started = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, check=True,
+    )  # fmt: skip
+    pid = int(started.stdout.split()[-1])
+    deadline = time.monotonic() + 120  # it imports torch first, then sees its parent gone
+    while time.monotonic() < deadline and _running(pid):
+        time.sleep(0.5)
+    assert not _running(pid), f"zygote {pid} outlived the process that started it"
+
+
+def _running(pid: int) -> bool:
     try:
-        child._popen.stdin.close()
-        assert child._popen.wait(300) == 0
-    finally:
-        child.stop()
-    assert not (tmp_path / "report.json").exists()
+        status = Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except OSError:
+        return False
+    return status != "Z"  # a zombie has left; only its exit status waits for a parent
 
 
-def test_a_counting_child_that_dies_before_its_cases_fails_loudly(tmp_path):
+def test_a_counting_zygote_that_dies_before_its_cases_fails_loudly(tmp_path):
     """A valgrind that cannot start (here: a prefix that exits at once) is an error naming the
     exit code, not a silent missing count."""
-    child = instructions._Child(tmp_path, [sys.executable, "-c", "raise SystemExit(3)"], None)
+    zygote = instructions.Zygote.launch(
+        tmp_path, prefix=[sys.executable, "-c", "raise SystemExit(3)"]
+    )
     try:
-        child._popen.wait(60)
+        zygote._popen.wait(60)
         with pytest.raises(RuntimeError, match=r"callgrind run failed \(exit 3\)"):
-            child.report([{"key": "0"}], timeout=60)
+            zygote.report([{"key": "0"}], timeout=60)
     finally:
-        child.stop()
+        zygote.stop()
+
+
+def test_a_probe_counts_in_the_zygote_its_builds_forkserver_started(
+    swap_record, monkeypatch, tmp_path
+):
+    """Under asv the forkserver serves the build (`serve_build`); a setup_cache finds that
+    zygote by its machine, build, ISA and Python, counts in a fork of it and leaves it running."""
+    record, _ = swap_record
+    monkeypatch.setenv("WRITEBACK_CACHE", str(tmp_path / "cache"))
+    folder = instructions._shared_folder()
+    address = instructions._address(folder)
+    served = instructions.Zygote.launch(folder, address=address, prefix=[], fresh_folder=True)
+    try:
+        with pytest.raises(OSError):  # the address is taken while it runs
+            instructions.Zygote.launch(tmp_path / "other", address=address, prefix=[])
+        with instructions.started() as counter:
+            assert counter.started_by == "this build's forkserver"
+            assert counter.address == address
+            report = counter.report(_specs(record, _costed(record)), timeout=600)
+        assert served._popen.poll() is None  # the probe does not stop the build's zygote
+    finally:
+        served.stop()
+    assert report["broken"] == {} and report["dumps"].startswith(str(folder))
+
+
+def test_no_shared_zygote_means_the_probe_starts_its_own(monkeypatch, tmp_path):
+    """Outside asv's forkserver no zygote serves the build: `started` launches one and stops it."""
+    monkeypatch.setenv("WRITEBACK_CACHE", str(tmp_path / "cache"))
+    assert instructions.Zygote.shared() is None
+    launched = []
+    real_launch = instructions.Zygote.launch
+
+    def launch(folder, **kwargs):
+        launched.append(real_launch(folder, prefix=[], **kwargs))
+        return launched[-1]
+
+    monkeypatch.setattr(instructions.Zygote, "launch", staticmethod(launch))
+    with instructions.started() as counter:
+        assert counter is launched[0] and counter.started_by == f"process {os.getpid()}"
+    assert launched[0]._popen.poll() is not None  # stopped on exit
 
 
 def test_the_graph_takes_its_inputs_in_first_use_order():

@@ -64,8 +64,8 @@ def probe_scenario(
     never measured. The eager reference runs at every size either way.
     `timing`: (warmup calls, samples) to time each correct Inductor compile in this process
     (the standalone check; asv times with its own timer). `count_instructions`: count the
-    instructions of each correct Inductor compile under callgrind (one valgrind process for
-    all of them, about a minute and a half; needs the code kept under `artifacts_root`).
+    instructions of each correct Inductor compile under callgrind (one fork of a valgrind
+    zygote for all of them; needs the code kept under `artifacts_root`).
     `inductor_cache`: the folder Inductor caches into, emptied first so that every verdict is
     this run's compile (default: a temporary folder for the duration of the probe).
     `workers`: how many processes probe controls side by side (`benchmarks/pool.py`; the
@@ -98,8 +98,10 @@ def probe_scenario(
         callgrind_started = time.monotonic()
         if count_instructions:
             _count_instructions(scenario, record["isa"], record["rows"], counter)
+        if counter is not None:  # which process imported torch and Inductor under valgrind
+            record["callgrind_zygote_started_by"] = counter.started_by
         # where the time went (the report's time table): the whole probe, and the wait for
-        # callgrind after it (its child imports torch while the controls compile)
+        # callgrind after it (its zygote imports torch and Inductor while the controls compile)
         record["seconds"] = {
             "probe": round(time.monotonic() - started, 1),
             "callgrind": round(time.monotonic() - callgrind_started, 1),
@@ -131,10 +133,10 @@ def _fresh_cache(folder: Path | None):
 
 @contextlib.contextmanager
 def _counting_child(scenario: Scenario, backends, isa: str, count_instructions: bool):
-    """The valgrind child that will count this probe's correct Inductor compiles, started
-    now so that it imports torch while they compile (`instructions.started`); None where
-    nothing will be counted. Started inside the emptied Inductor cache: it loads the kernels
-    the probe compiles there."""
+    """What will count this probe's correct Inductor compiles under valgrind: the build's
+    zygote, or one started now so that it imports torch and Inductor while they compile
+    (`instructions.started`); None where nothing will be counted. The count loads the kernels
+    from the Inductor cache this process compiles into (its spec names it)."""
     if (
         not count_instructions
         or not scenario.measure_cost
@@ -154,7 +156,7 @@ def _count_instructions(scenario: Scenario, isa: str, rows: list[dict], counter=
         cases = [instructions.case_spec(str(i), scenario, row, isa) for i, row in enumerate(costed)]
         print(
             f"[writeback] counting instructions of {len(cases)} compiled controls under "
-            "callgrind (one valgrind process, started with the probe)",
+            "callgrind (one fork of the build's valgrind zygote)",
             file=sys.stderr,
             flush=True,
         )
