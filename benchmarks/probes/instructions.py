@@ -158,7 +158,7 @@ def serve_build() -> Zygote | None:
     folder = _shared_folder()
     for _ in range(50):  # the zygote of this build's previous forkserver leaves within 1 s
         try:
-            return Zygote.launch(folder, address=_address(folder), fresh_folder=True)
+            return Zygote.launch(folder, address=_address(folder), fresh_folder=True, niceness=19)
         except OSError:
             time.sleep(0.1)
     return None
@@ -177,11 +177,13 @@ class Zygote:
 
     @classmethod
     def launch(cls, folder: Path, *, address: str | None = None, prefix: list[str] | None = None,
-               fresh_folder: bool = False) -> Zygote:  # fmt: skip
+               fresh_folder: bool = False, niceness: int = 0) -> Zygote:  # fmt: skip
         """Start a zygote in `folder` under `prefix` (default: callgrind's command; empty runs
         it natively, where the collection toggles do nothing). It listens on `address` (an
         abstract Unix socket) from the start: a hand-over made while it imports waits for it.
-        OSError when the address is taken."""
+        `niceness`: its scheduling niceness and its children's (`_lower_priority`), so that it
+        takes mostly the time the cores would otherwise leave idle. OSError when the address is
+        taken."""
         address = address or f"\0writeback-callgrind-{os.getpid()}-{secrets.token_hex(6)}"
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -209,6 +211,7 @@ class Zygote:
                  str(os.getpid())],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
                 pass_fds=(listener.fileno(),), env=env, cwd=folder,
+                preexec_fn=(lambda: _lower_priority(niceness)) if niceness else None,
             )  # fmt: skip
         finally:
             listener.close()  # the zygote holds it now: it goes when the zygote does
@@ -294,6 +297,17 @@ class Zygote:
             self._popen.kill()
         self._popen.wait()
         self._stderr.close()
+
+
+def _lower_priority(niceness: int) -> None:
+    """In a starting zygote: a session of its own, at `niceness`. Linux shares the cores
+    between sessions first (autogroups) and only then by niceness inside each, so a niced
+    zygote in its starter's session still took a core from the setup_cache's workers; its own
+    session's autogroup gets the niceness too, where the kernel has autogroups."""
+    os.setsid()
+    with contextlib.suppress(OSError), open("/proc/self/autogroup", "w") as autogroup:
+        autogroup.write(str(niceness))
+    os.nice(niceness)
 
 
 def _last_words(path: Path) -> list[str]:
