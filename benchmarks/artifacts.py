@@ -68,10 +68,22 @@ def inductor_cache(machine: str, build: str, isa: str, config: str = "default") 
     return cache_root() / machine / build / isa / config
 
 
+_RUN_CACHES: set[str] = set()
+"""Inductor caches emptied (or created empty) by this process, or the one it was forked from,
+for the run it is part of: everything in them was compiled by this run."""
+
+
 def fresh_inductor_cache(folder: Path) -> Path:
     """Empty `folder` and make it Inductor's cache for this process (before any compile)."""
     shutil.rmtree(folder, ignore_errors=True)
+    _RUN_CACHES.add(str(folder))
     return use_inductor_cache(folder)
+
+
+def in_this_runs_cache() -> bool:
+    """Whether Inductor's cache is one this run emptied (`fresh_inductor_cache`, or a probe's
+    temporary one)."""
+    return os.environ.get("TORCHINDUCTOR_CACHE_DIR") in _RUN_CACHES
 
 
 def use_inductor_cache(folder: Path) -> Path:
@@ -82,9 +94,12 @@ def use_inductor_cache(folder: Path) -> Path:
 
 
 @contextlib.contextmanager
-def inductor_cache_within(folder: Path):
-    """Inductor's cache is `folder` inside the block, whatever it was before afterwards."""
+def inductor_cache_within(folder: Path, *, fresh: bool = False):
+    """Inductor's cache is `folder` inside the block (emptied first when `fresh`), whatever it
+    was before afterwards."""
     previous = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if fresh:
+        fresh_inductor_cache(folder)
     use_inductor_cache(folder)
     try:
         yield folder

@@ -38,27 +38,36 @@ from .scenario import ASV_BACKENDS, COST_BACKEND, Scenario
 
 INSTRUCTIONS_OFF = "not counted: WRITEBACK_INSTRUCTIONS=0"
 
-PREIMPORTED = ("torch._inductor.config", "torch._inductor.compile_fx", "torch.utils.cpp_extension")
-"""Modules torch imports lazily at a process's first compile (Inductor, its C++ builder and the
-setuptools it loads): 1.7-2.5 s a process. asv's forkserver imports this module once and forks
-a process per parameter combination, so importing them here imports them once per build, not
-once per combination (they were most of each Cost combination's 1.8 s). A build without one
-of them simply goes without."""
-for _module in PREIMPORTED:
-    with contextlib.suppress(ImportError):
-        importlib.import_module(_module)
-with contextlib.suppress(Unsupported):
-    # Inductor's ISA check (a test library built and loaded per ISA, in a folder of its own:
-    # `compat.vector_isa`) likewise once, not in every process that compiles (1.2 s each)
-    vector_isa()
+
+def asv_command() -> str | None:
+    """The asv step this process runs (`discover`, `run_server`, `setup_cache`, `run`), or None
+    outside asv (`python -m asv.benchmark <step> ...`, asv's runner script)."""
+    if len(sys.argv) > 1 and sys.argv[0].endswith("benchmark.py"):
+        return sys.argv[1]
+    return None
 
 
 def in_asv_forkserver() -> bool:
     """Whether this process is asv's forkserver (`asv.benchmark run_server`): it lives for one
     build's whole run and imports the suite before the first setup_cache."""
-    return (
-        len(sys.argv) > 1 and sys.argv[1] == "run_server" and sys.argv[0].endswith("benchmark.py")
-    )
+    return asv_command() == "run_server"
+
+
+PREIMPORTED = ("torch._inductor.config", "torch._inductor.compile_fx", "torch.utils.cpp_extension")
+"""Modules torch imports lazily at a process's first compile (Inductor, its C++ builder and the
+setuptools it loads): 1.7-2.5 s a process. asv's forkserver imports this module once and forks
+a process per parameter combination, so importing them here imports them once per build, not
+once per combination (they were most of each Cost combination's 1.8 s). A build without one
+of them simply goes without. asv's discovery, which only lists the benchmarks and compiles
+nothing, goes without them and without the ISA check."""
+if asv_command() != "discover":
+    for _module in PREIMPORTED:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(_module)
+    with contextlib.suppress(Unsupported):
+        # Inductor's ISA check (a test library built and loaded per ISA, in a folder of its
+        # own: `compat.vector_isa`) likewise once, not in every process that compiles (1.2 s)
+        vector_isa()
 
 
 ZYGOTE = instructions.serve_build() if in_asv_forkserver() else None

@@ -4,7 +4,7 @@ sources. Both the compiler bisector and ablation alone must name it; an exact ro
 import pytest
 import torch
 
-from benchmarks import attribution
+from benchmarks import artifacts, attribution
 from benchmarks.compat import cxx_compiler_problem
 from benchmarks.contract import Case
 from benchmarks.probes.probe import probe_scenario
@@ -133,3 +133,60 @@ def test_a_call_wrong_before_inductor_names_the_backend_and_no_pass(monkeypatch)
     assert result["backend"] in attribution.BEFORE_INDUCTOR, result
     assert result["subsystem"] is None and result["pass"] is None, result
     assert "before any Inductor pass" in result["note"] and "ablation" not in result["note"]
+
+
+def test_the_graph_state_sees_nodes_arguments_and_layouts_and_nothing_else():
+    def f(x):
+        return torch.relu(x) + 1
+
+    module = torch.fx.symbolic_trace(f)
+    for node in module.graph.nodes:
+        node.meta["val"] = torch.empty(2, 3)
+    before = attribution.graph_state([module])
+    assert attribution.graph_state([module.graph]) == before  # the module's graph, as passes see it
+    node = next(n for n in module.graph.nodes if n.op == "call_function")
+    node.meta["val"] = torch.empty(3, 2).t()  # same shape, other strides
+    assert attribution.graph_state([module]) != before
+    node.meta["val"] = torch.empty(2, 3)
+    assert attribution.graph_state([module]) == before
+    add = next(n for n in module.graph.nodes if len(n.args) == 2)  # relu(x) + 1
+    add.args = (add.args[0], 2)
+    assert attribution.graph_state([module]) != before
+
+
+@pytest.mark.usefixtures("injected_fault")
+def test_a_pass_that_changed_no_graph_would_not_have_changed_the_verdict():
+    """Ablation does not recompile a pass that left every graph it was called on as it was.
+    Checked here by recompiling each of them anyway: the call stays wrong without any of
+    them, and the passes that did change a graph are still tried."""
+    holds = attribution._contract_holds(INJECTED, INJECTED.control("two_copies"), 4)
+    with attribution._private_compiles():
+        assert not holds()
+        ran = attribution.ran_passes(holds)
+        unchanged = [c for c in ran if not c.changed]
+        assert unchanged and any(c.changed for c in ran), [(c.name, c.changed) for c in ran]
+        for candidate in unchanged:
+            with candidate.disabled():
+                assert not holds(), f"{candidate.name} changed no graph, yet its removal did"
+    result = attribution.attribute(INJECTED, INJECTED.control("two_copies"), 4, bisector=False)
+    assert result["pass"] == "swap_copy_sources", result
+    assert f"but {len(unchanged)} left every graph as it was" in result["note"], result["note"]
+
+
+@pytest.mark.usefixtures("injected_fault")
+def test_kernels_go_to_the_runs_own_cache_and_nowhere_else_to_a_cache_of_their_own(
+    monkeypatch, tmp_path
+):
+    """In a probe's cache, emptied for the run, attribution loads the kernels the probe built
+    (found by a hash of source and build command); elsewhere it builds them in a private one."""
+    used_private = []
+    real = attribution.fresh_cache
+    monkeypatch.setattr(attribution, "fresh_cache", lambda: used_private.append(1) or real())
+    control = INJECTED.control("two_copies")
+    with artifacts.inductor_cache_within(tmp_path / "run", fresh=True):
+        assert attribution.attribute(INJECTED, control, 4)["pass"] == "swap_copy_sources"
+    assert used_private == [] and list((tmp_path / "run").rglob("*.so"))
+    (tmp_path / "kept").mkdir()
+    with artifacts.inductor_cache_within(tmp_path / "kept"):  # not emptied by this run
+        assert attribution.attribute(INJECTED, control, 4)["pass"] == "swap_copy_sources"
+    assert used_private == [1] and not list((tmp_path / "kept").rglob("*.so"))

@@ -126,7 +126,7 @@ def _fresh_cache(folder: Path | None):
         return
     with (
         tempfile.TemporaryDirectory(prefix="writeback-inductor-") as scratch,
-        artifacts.inductor_cache_within(Path(scratch)),
+        artifacts.inductor_cache_within(Path(scratch), fresh=True),
     ):
         yield
 
