@@ -7,7 +7,8 @@ callgrind in it; each benchmark: its asv processes), and the probe records' `sec
 Install, setup_cache and the asv processes are wall-clock seconds of one build as asv ran it;
 a setup_cache probes its controls in one worker process per core (benchmarks/pool.py), so
 attribution, summed over those workers, can exceed their setup_cache's share. Callgrind is
-the wait for the count after the compiles (its child starts with the probe).
+the wait for the count after the compiles (a fork of the build's zygote, which imported
+torch and Inductor under valgrind before).
 Builds measured side by side share the cores: compare builds of one run, not runs.
 """
 

@@ -392,6 +392,11 @@ def _serve(listener_fd: int, folder: str, helper: str, parent: int) -> None:
     for name in PRELOADED:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    with contextlib.suppress(Unsupported):
+        # Inductor's ISA check, which loading the first wrapper makes (Python processes that
+        # load a test library per ISA: 2-3 s under valgrind), once here and not in every fork;
+        # in the folder of its own the other processes of the build use (`compat.vector_isa`)
+        vector_isa()
     listener = socket.socket(fileno=listener_fd)
     listener.settimeout(1.0)
     while True:
