@@ -98,9 +98,7 @@ def inductor_cache_within(folder: Path, *, fresh: bool = False):
     """Inductor's cache is `folder` inside the block (emptied first when `fresh`), whatever it
     was before afterwards."""
     previous = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    if fresh:
-        fresh_inductor_cache(folder)
-    use_inductor_cache(folder)
+    (fresh_inductor_cache if fresh else use_inductor_cache)(folder)
     try:
         yield folder
     finally:

@@ -264,7 +264,7 @@ class Candidate:
 def _ablate(holds: Callable[[], bool], bisector_note: str) -> dict:
     candidates = ran_passes(holds)
     named, broken = [], []
-    unchanged = [c.name for c in candidates if not c.changed]
+    unchanged = sum(not c.changed for c in candidates)
     for candidate in candidates:
         if not candidate.changed:
             continue  # without it the compile is the same one: still wrong
@@ -281,7 +281,7 @@ def _ablate(holds: Callable[[], bool], bisector_note: str) -> dict:
         f"each disabled alone"
         + (f" ({len(broken)} could not compile without: {', '.join(broken)})" if broken else "")
         + (
-            f", but {len(unchanged)} left every graph as it was and were not recompiled"
+            f", but {unchanged} left every graph as it was and were not recompiled"
             if unchanged
             else ""
         )
@@ -372,13 +372,14 @@ def _referenced_names(code: types.CodeType) -> list[str]:
 def _recorder(original, index: int, calls: dict[int, tuple[str, set[str], list[bool]]]):
     def record(*args, **kwargs):
         graphs = [arg for arg in args if isinstance(arg, (torch.fx.Graph, torch.fx.GraphModule))]
+        if not graphs:
+            return original(*args, **kwargs)
         before = graph_state(graphs)
         result = original(*args, **kwargs)
-        if graphs:
-            _, stages, changed = calls.setdefault(index, (_returns(result), set(), []))
-            stages.add(_calling_pipeline())
-            after = graph_state([result] if _returns(result) == "graph" else graphs)
-            changed.append(after != before)
+        returns = _returns(result)
+        _, stages, changed = calls.setdefault(index, (returns, set(), []))
+        stages.add(_calling_pipeline())
+        changed.append(graph_state([result] if returns == "graph" else graphs) != before)
         return result
 
     return record

@@ -107,8 +107,9 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
                 tag=entry.tag,
             )
             build.stale = older_benchmarks(result, current)
+            left_out = set(build.stale)
             for key in result.get_all_result_keys():
-                if key in build.stale:
+                if key in left_out:
                     continue
                 params = result.get_result_params(key)
                 combos = _combos(params)

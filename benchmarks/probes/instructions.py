@@ -149,12 +149,13 @@ def serve_build() -> Zygote | None:
     valgrind once a build, not once a costed scenario, and stops when its parent does. None
     where nothing will be counted (valgrind missing or unable to run this ISA's code,
     `WRITEBACK_INSTRUCTIONS=0`) or the address stays taken (setups then start their own)."""
+    if os.environ.get("WRITEBACK_INSTRUCTIONS", "1") == "0":
+        return None
     try:
-        problem = valgrind_problem(vector_isa())
+        if valgrind_problem(vector_isa()):
+            return None
     except Unsupported:
         return None  # no compiler for Inductor: nothing compiles, nothing to count
-    if problem or os.environ.get("WRITEBACK_INSTRUCTIONS", "1") == "0":
-        return None
     folder = _shared_folder()
     for _ in range(50):  # the zygote of this build's previous forkserver leaves within 1 s
         try:
@@ -318,11 +319,12 @@ def _last_words(path: Path) -> list[str]:
 
 
 def _shared_folder() -> Path:
-    """Where this machine's, build's and ISA's zygote keeps its callgrind files."""
+    """Where this machine's, build's and ISA's zygote keeps its callgrind files: beside the
+    build's Inductor caches (`artifacts.inductor_cache`)."""
     from ..compat import build_key
     from ..machine import machine_name
 
-    return artifacts.cache_root() / machine_name() / build_key() / vector_isa() / "callgrind"
+    return artifacts.inductor_cache(machine_name(), build_key(), vector_isa(), "callgrind")
 
 
 def _address(folder: Path) -> str:
