@@ -74,3 +74,49 @@ def test_compare_names_what_flipped_and_fails_on_a_new_fault(recorded, capsys):
     assert "fixed: snapshot_swap/explicit_copies/inductor/3" in out
     assert expected.main(["compare", *args, "torch-2.15.0", "torch-2.14.1"]) == 1
     assert "BROKEN: snapshot_swap/explicit_copies/inductor/3" in capsys.readouterr().out
+
+
+def _with_row(text: str, prefix: str, expected: int, margin: int) -> str:
+    lines = text.splitlines()
+    index = next(i for i, line in enumerate(lines) if line.startswith(prefix))
+    cells = lines[index].split(",")
+    cells[6:8] = [str(expected), str(margin)]
+    lines[index] = ",".join(cells)
+    return "\n".join(lines) + "\n"
+
+
+def test_the_least_margins_hold_for_rows_written_with_smaller_ones(recorded, capsys):
+    """A file written before a least margin was raised gates with the raised one: a count
+    within 3 x the noise between environments passes at margin 0; one beyond it fails."""
+    text = _replacement(recorded, capsys)
+    prefix = "torch-2.15.0,snapshot_swap,select_swap,inductor,3,instructions,"
+    line = next(line for line in text.splitlines() if line.startswith(prefix))
+    value = int(line.split(",")[6])
+    least = expected.least_margin("instructions", value)
+    assert least == 3 * expected.INSTRUCTIONS_BETWEEN_ENVIRONMENTS
+    code, out = _check(recorded, _with_row(text, prefix, value + least, 0), capsys)
+    assert code == 0, out
+    assert f"instructions: {len(_rows(text, 'instructions'))} rows moved" in out
+    assert f"moved -{least}.0 to" in out  # the shifted row is the most moved
+    code, out = _check(recorded, _with_row(text, prefix, value + least + 1, 0), capsys)
+    assert code == 1
+    assert f"{prefix.replace(',', '/')[:-1]}: expected {value + least + 1} +- {least}" in out
+    assert f"measured {value} (down)" in out
+
+
+def _rows(text: str, metric: str) -> list[str]:
+    return [line for line in text.splitlines() if f",{metric}," in line]
+
+
+COMMITTED = sorted(path.parent.name for path in (ROOT / "results").glob("*/machine.json"))
+
+
+@pytest.mark.parametrize("machine", COMMITTED)
+def test_the_committed_results_are_within_their_expected_results(recorded, machine, capsys):
+    """What main carries passes its machine class's expected file: results that moved are
+    committed with their re-baselined file (and the reason), or not at all."""
+    tmp, _ = recorded
+    code = expected.main(["check", "--machine", machine, "--ledger", str(tmp / "ledger")])
+    out = capsys.readouterr().out
+    assert code == 0, out[: out.find("If every move")]
+    assert "within their margins" in out and "drift of the noisy rows" in out
