@@ -426,6 +426,26 @@ def test_a_counting_zygote_that_dies_before_its_cases_fails_loudly(tmp_path):
         zygote.stop()
 
 
+def test_a_count_that_times_out_stops_its_child_and_the_zygote_serves_the_next(tmp_path):
+    """A fork that never finishes (here: kept code that sleeps as it loads) would hold the
+    zygote, which serves one hand-over at a time, from every later count: the timeout stops it
+    and says so."""
+    hanging = tmp_path / "hanging"
+    hanging.mkdir()
+    (hanging / "wrapper.py").write_text("import time\ntime.sleep(3600)\n")
+    (hanging / "kernels.cpp").write_text("")  # no C++ in it: the kept-code check passes
+    zygote = instructions.Zygote.launch(tmp_path / "zygote", prefix=[])
+    try:
+        assert zygote.report([], timeout=300)["counted"] == []  # imported and serving
+        with pytest.raises(RuntimeError, match=r"did not finish in 5 s; its counting child") as err:
+            zygote.report([{"key": "0", "code_dir": str(hanging)}], timeout=5)
+        pid = int(re.search(r"\(process (\d+)\)", str(err.value)).group(1))
+        assert zygote.report([], timeout=60)["counted"] == []  # not held by the stopped fork
+        assert not _running(pid)
+    finally:
+        zygote.stop()
+
+
 def test_a_probe_counts_in_the_zygote_its_builds_forkserver_started(
     swap_record, monkeypatch, tmp_path
 ):

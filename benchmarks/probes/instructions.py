@@ -53,6 +53,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -71,6 +72,7 @@ from ..scenario import Scenario
 CALLS = 50
 _TOTAL = re.compile(r"^(?:summary|totals):\s+(\d+)", re.M)
 _REPORT = "report.json"
+_CHILD_PID = "child.pid"
 
 
 class CountedCodeBroken(RuntimeError):
@@ -274,7 +276,9 @@ class Zygote:
                     while connection.recv(4096):  # the child closes it when it leaves
                         pass
             except TimeoutError:
-                raise RuntimeError(f"callgrind run did not finish in {timeout:.0f} s") from None
+                raise RuntimeError(
+                    f"callgrind run did not finish in {timeout:.0f} s{_stop_child(spec)}"
+                ) from None
             except OSError as exc:
                 raise RuntimeError(self._failure(f"no hand-over ({exc})")) from None
             if not report.is_file():
@@ -298,6 +302,21 @@ class Zygote:
             self._popen.kill()
         self._popen.wait()
         self._stderr.close()
+
+
+def _stop_child(spec: Path) -> str:
+    """After a timeout: stop the fork counting `spec`, which would otherwise keep the zygote
+    (it serves one hand-over at a time) from every later one. The spec goes first: a fork that
+    has not yet written its process id (`_count_spec` writes it before reading the spec) finds
+    no spec and leaves. Says what it did, for the error."""
+    spec.unlink(missing_ok=True)
+    try:
+        pid = int(spec.with_name(_CHILD_PID).read_text())
+    except (OSError, ValueError):
+        return " (no counting child had started: the zygote was still importing or busy)"
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    return f"; its counting child (process {pid}) was stopped, the zygote serves the next one"
 
 
 def _lower_priority(niceness: int) -> None:
@@ -438,6 +457,7 @@ def _count_spec(path: Path, folder: Path, helper: str) -> None:
 
     import torch
 
+    path.with_name(_CHILD_PID).write_text(str(os.getpid()))  # first: see `_stop_child`
     spec = json.loads(path.read_text())
     if spec["inductor_cache"]:  # where the probe compiled: the kernels load from there
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = spec["inductor_cache"]
