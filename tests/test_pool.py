@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,8 @@ from benchmarks.compat import cxx_compiler_problem
 from benchmarks.probes import probe as probe_module
 from benchmarks.probes.probe import longest_first, probe_scenario
 from benchmarks.snapshot_swap import SWAP
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def where_and_square(x):
@@ -160,9 +163,22 @@ def test_a_bad_worker_count_is_one_clear_error(monkeypatch, text):
         pool.workers_wanted()
 
 
-def test_the_default_is_the_usable_cores(monkeypatch):
-    monkeypatch.delenv(pool.KNOB, raising=False)
-    assert pool.workers_wanted() == len(os.sched_getaffinity(0))
+def test_the_default_is_the_cores_this_process_may_use_not_the_machines():
+    """A process pinned to one core (a CI job's cgroup or taskset) gets one worker, though
+    the machine has more: the default follows the affinity, not os.cpu_count()."""
+    first = min(os.sched_getaffinity(0))
+    script = "from benchmarks import pool; print(pool.workers_wanted())"
+    env = {key: value for key, value in os.environ.items() if key != pool.KNOB}
+    pinned = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT,
+        env=env, preexec_fn=lambda: os.sched_setaffinity(0, {first}), timeout=120,
+    )  # fmt: skip
+    free = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT,
+        env=env, timeout=120,
+    )  # fmt: skip
+    assert pinned.stdout.split() == ["1"]
+    assert free.stdout.split() == [str(len(os.sched_getaffinity(0)))]
 
 
 TIMES = {"seconds", "measured_at", "code_dir", "samples_s", "median_s", "time_over_floor",
