@@ -45,6 +45,19 @@ def test_the_file_it_proposes_passes_and_gates_every_metric(recorded, capsys):
     assert code == 0 and "within their margins" in out
 
 
+def _with_row(text: str, prefix: str, expected: int, margin: int | None = None) -> str:
+    """`text` (an expected file) with the row starting `prefix` expecting `expected`, and
+    with `margin` when given."""
+    lines = text.splitlines()
+    index = next(i for i, line in enumerate(lines) if line.startswith(prefix))
+    cells = lines[index].split(",")
+    cells[6] = str(expected)
+    if margin is not None:
+        cells[7] = str(margin)
+    lines[index] = ",".join(cells)
+    return "\n".join(lines) + "\n"
+
+
 @pytest.mark.parametrize(
     ("metric", "control", "change", "direction"),
     [
@@ -55,13 +68,9 @@ def test_the_file_it_proposes_passes_and_gates_every_metric(recorded, capsys):
 def test_a_row_that_moved_either_way_fails_naming_it(recorded, capsys, metric, control, change,
                                                      direction):  # fmt: skip
     text = _replacement(recorded, capsys)
-    lines = text.splitlines()
     wanted = f"torch-2.15.0,snapshot_swap,{control},inductor,3,{metric},"
-    index = next(i for i, line in enumerate(lines) if line.startswith(wanted))
-    cells = lines[index].split(",")
-    cells[6] = str(int(cells[6]) + change)
-    lines[index] = ",".join(cells)
-    code, out = _check(recorded, "\n".join(lines) + "\n", capsys)
+    line = next(line for line in text.splitlines() if line.startswith(wanted))
+    code, out = _check(recorded, _with_row(text, wanted, int(line.split(",")[6]) + change), capsys)
     assert code == 1
     assert f"torch-2.15.0/snapshot_swap/{control}/inductor/3/{metric}" in out
     assert f"({direction})" in out and "replace" in out
@@ -74,15 +83,6 @@ def test_compare_names_what_flipped_and_fails_on_a_new_fault(recorded, capsys):
     assert "fixed: snapshot_swap/explicit_copies/inductor/3" in out
     assert expected.main(["compare", *args, "torch-2.15.0", "torch-2.14.1"]) == 1
     assert "BROKEN: snapshot_swap/explicit_copies/inductor/3" in capsys.readouterr().out
-
-
-def _with_row(text: str, prefix: str, expected: int, margin: int) -> str:
-    lines = text.splitlines()
-    index = next(i for i, line in enumerate(lines) if line.startswith(prefix))
-    cells = lines[index].split(",")
-    cells[6:8] = [str(expected), str(margin)]
-    lines[index] = ",".join(cells)
-    return "\n".join(lines) + "\n"
 
 
 def test_the_least_margins_hold_for_rows_written_with_smaller_ones(recorded, capsys):

@@ -167,18 +167,17 @@ def test_the_default_is_the_cores_this_process_may_use_not_the_machines():
     """A process pinned to one core (a CI job's cgroup or taskset) gets one worker, though
     the machine has more: the default follows the affinity, not os.cpu_count()."""
     first = min(os.sched_getaffinity(0))
-    script = "from benchmarks import pool; print(pool.workers_wanted())"
     env = {key: value for key, value in os.environ.items() if key != pool.KNOB}
-    pinned = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT,
-        env=env, preexec_fn=lambda: os.sched_setaffinity(0, {first}), timeout=120,
-    )  # fmt: skip
-    free = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT,
-        env=env, timeout=120,
-    )  # fmt: skip
-    assert pinned.stdout.split() == ["1"]
-    assert free.stdout.split() == [str(len(os.sched_getaffinity(0)))]
+
+    def wanted(**pinning) -> list[str]:
+        return subprocess.run(
+            [sys.executable, "-c", "from benchmarks import pool; print(pool.workers_wanted())"],
+            capture_output=True, text=True, check=True, cwd=ROOT, env=env, timeout=120,
+            **pinning,
+        ).stdout.split()  # fmt: skip
+
+    assert wanted(preexec_fn=lambda: os.sched_setaffinity(0, {first})) == ["1"]
+    assert wanted() == [str(len(os.sched_getaffinity(0)))]
 
 
 TIMES = {"seconds", "measured_at", "code_dir", "samples_s", "median_s", "time_over_floor",
