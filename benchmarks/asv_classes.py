@@ -11,7 +11,8 @@ The parameters are always every size a scenario declares, whatever a knob says: 
 `WRITEBACK_SIZES` leaves out is a skip with that reason, so a quick run never narrows what asv
 knows (`results/benchmarks.json`). Expected states are skips with their reason (an API a build
 lacks, a control wrong at the small correctness gate, valgrind missing); anything else that
-goes wrong is a failure.
+goes wrong is a failure, an eager reference that breaks its own contract among them
+(`HarnessFailure`: its count would read as a result).
 
 The classes here are abstract (no `setup_cache`), so asv does not collect them on their own.
 """
@@ -32,7 +33,7 @@ from .contract import check, require
 from .machine import machine_name
 from .probes import instructions
 from .probes.compiled import build
-from .probes.probe import find_row, isa, probe_scenario, row_verdict
+from .probes.probe import HarnessFailure, find_row, isa, probe_scenario, row_verdict
 from .probes.runtime import FloorDefect
 from .scenario import ASV_BACKENDS, COST_BACKEND, Scenario
 
@@ -105,13 +106,16 @@ def probe_for_asv(scenario: Scenario) -> dict:
 def _usable(record: dict, control: str, backend: str, n: int, verdict_only=False) -> dict:
     """The probe row, or the skip/failure asv should record instead of a number.
     `verdict_only`: an error after the verdict was measured (in the cost stage) fails the
-    Cost benchmarks, not the verdict."""
+    Cost benchmarks, not the verdict. An eager reference that broke its own contract is a
+    failure (`HarnessFailure`), never a number that would read as torch's result."""
     if why := _SCENARIOS[record["scenario"]].left_out(n):
         raise Unsupported(why)
     row = find_row(record, control, backend, n)
     where = f"{record['scenario']}.{control} ({backend}, n={n}) on torch {record['torch_version']}"
     if row["skipped"]:
         raise Unsupported(f"{where}: {row['skipped']}")
+    if row.get("harness_failure"):
+        raise HarnessFailure(f"{where}: harness failure: {row['harness_failure']}")
     if row["error"] and not (verdict_only and row["wrong_elements"] is not None):
         raise RuntimeError(f"{where} failed: {row['error']}")
     if row["wrong_elements"] is None:
@@ -259,6 +263,8 @@ class Cost(_ScenarioBenchmarks):
                 raise Unsupported(f"wrong at {stage}: {verdict.describe()} "
                                   f"({name}.{control}, inductor) - not measured")  # fmt: skip
         self.row = _usable(record, control, COST_BACKEND, n)
+        if self.row.get("cost_skipped"):
+            raise Unsupported(f"{name}.{control} (n={n}): not costed: {self.row['cost_skipped']}")
 
     def time_warm_call(self, record, control, n):
         """One warm call of the Inductor-compiled control."""

@@ -3,7 +3,10 @@
 `attribute(scenario, control, size)` returns one JSON-ready dict:
 
     {"method": "compiler_bisector" | "ablation" | None, "backend", "subsystem",
-     "bisect_number", "pass", "note", "seconds"}
+     "bisect_number", "pass", "passes", "note", "seconds"}
+
+`passes` lists every pass named, each as {"subsystem", "pass"} (ablation may name several);
+`subsystem` and `pass` are the first of them.
 
 1. `torch._inductor.compiler_bisector.CompilerBisector.do_bisect` where the build has it: it
    recompiles the control with whole backends, then subsystems, then single applications
@@ -75,6 +78,7 @@ def empty_result(note: str) -> dict:
         "subsystem": None,
         "bisect_number": None,
         "pass": None,
+        "passes": [],
         "note": note,
         "seconds": None,
     }
@@ -187,12 +191,14 @@ def _conclusion(transcript: str) -> str:
 def _bisector_result(found) -> dict:
     result = empty_result(f"compiler bisector debug info: {found.debug_info}")
     graph_pass = found.subsystem in GRAPH_PASS_SUBSYSTEMS and found.debug_info
+    name = _function_name(found.debug_info) if graph_pass else None
     result.update(
         method="compiler_bisector",
         backend=found.backend,
         subsystem=found.subsystem,
         bisect_number=found.bisect_number,
-        **{"pass": _function_name(found.debug_info) if graph_pass else None},
+        passes=[{"subsystem": found.subsystem, "pass": name}] if name else [],
+        **{"pass": name},
     )
     return result
 
@@ -295,6 +301,7 @@ def _ablate(holds: Callable[[], bool], bisector_note: str) -> dict:
         method="ablation",
         backend="inductor",
         subsystem=named[0].subsystem,
+        passes=[{"subsystem": c.subsystem, "pass": c.name} for c in named],
         **{"pass": named[0].name},
     )
     return result

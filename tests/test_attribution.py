@@ -1,6 +1,9 @@
 """Attribution against a fault we inject ourselves: a post-grad pass that swaps two copies'
 sources. Both the compiler bisector and ablation alone must name it; an exact row gets none."""
 
+import types
+from unittest import mock
+
 import pytest
 import torch
 
@@ -61,6 +64,7 @@ def test_the_compiler_bisector_names_the_injected_pass():
     assert result["method"] == "compiler_bisector", result
     assert (result["backend"], result["subsystem"]) == ("inductor", "post_grad_passes"), result
     assert result["pass"] == "swap_copy_sources", result
+    assert result["passes"] == [{"subsystem": "post_grad_passes", "pass": "swap_copy_sources"}]
     assert isinstance(result["bisect_number"], int)
     assert result["seconds"] > 0
 
@@ -71,7 +75,35 @@ def test_ablation_alone_names_the_injected_pass():
     assert result["method"] == "ablation", result
     assert result["pass"] == "swap_copy_sources", result
     assert result["subsystem"] == "post_grad_passes", result
+    assert result["passes"] == [{"subsystem": "post_grad_passes", "pass": "swap_copy_sources"}]
     assert "post_grad_passes.swap_copy_sources" in result["note"]
+
+
+def test_ablation_keeps_every_pass_it_names_in_the_result():
+    """Three passes ran; removing the first or the third alone makes the call exact: both are
+    named in `passes`, in pipeline order, not only in the note."""
+
+    def ran(graph):
+        return graph
+
+    pipeline = types.SimpleNamespace(first=ran, second=ran, third=ran)
+    candidates = [
+        attribution.Candidate(subsystem, name, pipeline, name, "function")
+        for subsystem, name in (("joint_graph_passes", "first"), ("post_grad_passes", "second"),
+                                ("post_grad_passes", "third"))
+    ]  # fmt: skip
+
+    def holds():
+        return pipeline.first is not ran or pipeline.third is not ran
+
+    with mock.patch.object(attribution, "ran_passes", lambda _: candidates):
+        result = attribution._ablate(holds, "")
+    assert result["method"] == "ablation"
+    assert result["passes"] == [
+        {"subsystem": "joint_graph_passes", "pass": "first"},
+        {"subsystem": "post_grad_passes", "pass": "third"},
+    ]
+    assert (result["subsystem"], result["pass"]) == ("joint_graph_passes", "first")
 
 
 @pytest.mark.usefixtures("injected_fault")
@@ -102,7 +134,7 @@ def test_the_knob_switches_attribution_off():
 
 def test_an_exact_control_is_not_attributed():
     result = attribution.attribute(INJECTED, INJECTED.control("two_copies"), 4)
-    assert result["method"] is None and result["pass"] is None
+    assert result["method"] is None and result["pass"] is None and result["passes"] == []
     assert "exact" in result["note"]
 
 

@@ -54,19 +54,20 @@ TOY = Scenario(
 )
 
 
-class _ToyProbed:
-    scenario = TOY
+def asv_classes_of(scenario: Scenario) -> tuple[type, type]:
+    """The scenario's Correctness and Cost classes, as a scenario module defines them."""
 
     def setup_cache(self):
         return asv_classes.probe_for_asv(self.scenario)
 
+    probed = type("Probed", (), {"scenario": scenario, "setup_cache": setup_cache})
+    return (
+        type("Correctness", (probed, asv_classes.Correctness), {}),
+        type("Cost", (probed, asv_classes.Cost), {}),
+    )
 
-class ToyCorrectness(_ToyProbed, asv_classes.Correctness):
-    pass
 
-
-class ToyCost(_ToyProbed, asv_classes.Cost):
-    pass
+ToyCorrectness, ToyCost = asv_classes_of(TOY)
 
 
 @pytest.fixture(scope="module")
@@ -141,6 +142,56 @@ def test_a_missing_api_is_a_skip_with_its_name(toy_record):
         ToyCorrectness().setup(toy_record, "missing", "eager", 3)
 
 
+def test_an_eager_reference_that_breaks_its_contract_is_a_harness_failure(toy_record):
+    """half_swap breaks the swap's contract in eager too: the reference itself is wrong, so its
+    eager row is a harness failure, and asv records a failure for it, neither a skip nor a
+    count that would read as torch's result."""
+    row = find_row(toy_record, "half_swap", "eager", 3)
+    broke = (
+        "the eager reference broke its own contract: ret_b 3 wrong; in_b 3 wrong; view_b 3 wrong"
+    )
+    assert row["harness_failure"] == broke
+    assert row["wrong_elements"]["total"] == 9 and row["skipped"] is row["error"] is None
+    assert find_row(toy_record, "explicit_copies", "eager", 3)["harness_failure"] is None
+    with pytest.raises(probe.HarnessFailure) as caught:
+        ToyCorrectness().setup(toy_record, "half_swap", "eager", 3)
+    assert not isinstance(caught.value, NotImplementedError)  # what asv records as a skip
+    assert str(caught.value).endswith(f"toy_swap.half_swap (eager, n=3) on torch "
+                                      f"{torch.__version__}: harness failure: {broke}")  # fmt: skip
+
+
+def _attribution_raising(monkeypatch, raised: Exception) -> tuple[dict, dict]:
+    """The toy's half_swap probed under Inductor at the gate size (wrong there), its
+    attribution raising `raised`: the record and the row."""
+
+    def attribute(*args):
+        raise raised
+
+    monkeypatch.setattr(probe.attribution, "attribute_if_enabled", attribute)
+    record = probe_scenario(TOY, sizes=(3,), controls=("half_swap",), backends=("inductor",),
+                            count_instructions=False)  # fmt: skip
+    return record, find_row(record, "half_swap", "inductor", 3)
+
+
+def test_an_unsupported_raised_after_a_wrong_verdict_keeps_the_verdict(monkeypatch):
+    record, row = _attribution_raising(monkeypatch, Unsupported("torch 9 has no bisector"))
+    assert row["skipped"] is None and row["error"] is None and row["attribution_error"] is None
+    assert row["wrong_elements"]["total"] == 9
+    assert row["attribution"]["note"] == "not attributed: torch 9 has no bisector"
+    correctness = ToyCorrectness()
+    correctness.setup(record, "half_swap", "inductor", 3)
+    assert correctness.track_wrong_elements(record, "half_swap", "inductor", 3) == 9
+
+
+def test_an_attribution_that_crashes_keeps_the_verdict_and_records_the_crash(monkeypatch):
+    record, row = _attribution_raising(monkeypatch, RuntimeError("planted crash"))
+    assert row["skipped"] is None and row["error"] is None
+    assert row["wrong_elements"]["total"] == 9
+    assert row["attribution_error"].startswith("RuntimeError: planted crash (at ")
+    assert row["attribution"]["note"] == f"attribution failed: {row['attribution_error']}"
+    ToyCorrectness().setup(record, "half_swap", "inductor", 3)
+
+
 def test_asv_classes_report_the_verdict_and_refuse_to_cost_a_wrong_control():
     record = ToyCorrectness().setup_cache()  # measures gated sizes too, as asv does
     correctness = ToyCorrectness()
@@ -157,9 +208,9 @@ def test_a_size_a_knob_leaves_out_is_a_skip_and_the_parameters_stay_whole(monkey
     assert ToyCorrectness.params[2] == [3, 8] and ToyCost.params[1] == [3, 8]
     record = ToyCorrectness().setup_cache()
     assert {row["n"] for row in record["rows"]} == {3}
-    ToyCorrectness().setup(record, "half_swap", "eager", 3)
+    ToyCorrectness().setup(record, "explicit_copies", "eager", 3)
     with pytest.raises(Unsupported, match="WRITEBACK_SIZES=3 leaves size 8 out"):
-        ToyCorrectness().setup(record, "half_swap", "eager", 8)
+        ToyCorrectness().setup(record, "explicit_copies", "eager", 8)
 
 
 def test_a_probe_record_keeps_the_rows_a_later_run_did_not_measure(tmp_path, monkeypatch):
@@ -233,6 +284,27 @@ def _add_one_case(n: int) -> Case:
 ADD_ONE = Scenario(
     name="add_one", controls=(Control("add_one", add_one),), sizes=(3,), make_case=_add_one_case
 )
+
+AddOneCorrectness, AddOneCost = asv_classes_of(ADD_ONE)
+
+
+def test_an_unsupported_raised_by_the_cost_stage_skips_the_cost_and_keeps_the_verdict(
+    monkeypatch,
+):
+    def profiler_missing(*args):
+        raise Unsupported("torch 9 has no profiler events")
+
+    monkeypatch.setattr(probe, "profile_warm_call", profiler_missing)
+    record = probe_scenario(ADD_ONE, backends=("inductor",), count_instructions=False)
+    row = find_row(record, "add_one", "inductor", 3)
+    assert row["skipped"] is None and row["error"] is None
+    assert row["wrong_elements"]["total"] == 0
+    assert row["cost_skipped"] == "torch 9 has no profiler events"
+    correctness = AddOneCorrectness()
+    correctness.setup(record, "add_one", "inductor", 3)
+    assert correctness.track_wrong_elements(record, "add_one", "inductor", 3) == 0
+    with pytest.raises(Unsupported, match="add_one.add_one \\(n=3\\): not costed: torch 9 has no"):
+        AddOneCost().setup(record, "add_one", 3)
 
 
 def test_a_kernel_loop_the_parser_cannot_read_fails_the_row_naming_it(monkeypatch):

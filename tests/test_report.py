@@ -110,6 +110,20 @@ def test_skips_and_failures_carry_their_reasons():
     assert report.verdict_state(build, "z", "inductor", 3)[0] == "not run"
 
 
+def test_a_wrong_cell_names_every_pass_the_attribution_kept():
+    build = report.BuildResult("b", "0" * 40, "m", {"installed": True})
+    build.values[f"{report.CORRECTNESS}.track_wrong_elements"] = {("x", "inductor", 3): 9}
+    named = [{"subsystem": "joint_graph_passes", "pass": "first"},
+             {"subsystem": "post_grad_passes", "pass": "third"}]  # fmt: skip
+    found = {"method": "ablation", "subsystem": "joint_graph_passes", "pass": "first",
+             "passes": named, "note": "..."}  # fmt: skip
+    build.probe = {("snapshot_swap", "x", "inductor", 3): {
+        "wrong_elements": {"ret_b": 9, "total": 9}, "attribution": found}}  # fmt: skip
+    assert report.verdict(build, "x", "inductor", 3) == "wrong: 9 (ret_b 9); pass: first + third"
+    (line,) = report.attribution_lines(build)
+    assert line.startswith("- snapshot_swap.x (3): `first + third` (ablation, ")
+
+
 def test_no_results_is_said_plainly():
     assert "No results yet" in report.render([])
 

@@ -13,6 +13,7 @@ import torch
 from benchmarks import snapshot_swap, snapshot_swap_configs
 from benchmarks.compat import Unsupported
 from benchmarks.contract import check
+from benchmarks.probes.probe import HarnessFailure
 from benchmarks.probes.variants import find_variant_row, usable_variant_row
 from benchmarks.scenario import Control
 from tools import check_snapshot_swap
@@ -103,14 +104,17 @@ def test_a_compile_that_crashes_is_an_error_with_its_cause():
         usable_variant_row(record, "breaks_the_graph", "inductor-fp32")
 
 
-def test_inputs_whose_eager_call_breaks_the_contract_make_every_row_an_error():
+def test_inputs_whose_eager_call_breaks_the_contract_make_every_row_a_harness_failure():
     variants = (VARIANTS["inductor-int64"], VARIANTS["export-fp32"])
     record = snapshot_swap_configs.probe(variants, (Control("half_swap", half_swap),))
     reference = record["eager_references"]["half_swap"]["int64"]
     assert not reference["ok"] and reference["verdict"].startswith("ret_b 3 wrong")
     for row in record["rows"]:
-        assert row["error"].startswith(f"the eager reference broke the contract on {row['input']}")
-        assert row["wrong_elements"] is None  # nothing was compiled
+        broke = f"the eager reference broke its own contract on {row['input']}: ret_b 3 wrong"
+        assert row["harness_failure"].startswith(broke)
+        assert row["wrong_elements"] is None and row["error"] is row["skipped"] is None
+        with pytest.raises(HarnessFailure, match=f"half_swap \\({row['variant']}\\).*{broke}"):
+            usable_variant_row(record, "half_swap", row["variant"])
 
 
 @pytest.fixture(scope="module")

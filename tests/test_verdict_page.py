@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from playwright import sync_api as playwright
 
+from tests.test_harness_failures import BROKE, plant_harness_failure
 from tools import builds, ledger, offline_site, render, report, verdict_page
 from tools.site_browser import Server, chromium
 
@@ -95,12 +96,10 @@ def _write(tmp: Path, results: Path, ledger_path: Path) -> Path:
 
 
 def _cell(page, scenario: str, control: str, backend: str, size: str, build: int):
-    row = page.locator(f"#matrix-{scenario} tbody tr").filter(
+    row = page.locator(f'#matrix-{scenario} tbody tr[data-backend="{backend}"]').filter(
         has=page.locator("th", has_text=control)
     )
-    row = row.filter(has=page.locator("td", has_text=backend)).filter(
-        has=page.locator("td.size", has_text=size)
-    )
+    row = row.filter(has=page.locator("td.size", has_text=size))
     return row.locator("td.v").nth(build)
 
 
@@ -196,6 +195,30 @@ def test_a_cell_names_the_pass_attribution_found(browser, ledger_path, tmp_path)
         assert cell.get_attribute("title").endswith("; pass: reinplace_inplaceable_ops")
         earlier = _cell(offline.page, "snapshot_swap", "foreach_clones", "inductor", "3", 1)
         assert earlier.locator(".pass").count() == 0
+
+
+def test_a_harness_failure_is_its_own_state_on_the_page(browser, ledger_path, tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(RECORDED, results)
+    plant_harness_failure(results, ledger_path)
+    path = _write(tmp_path, results, ledger_path)
+    with opened(browser, path.as_uri(), "harness-failure") as offline:
+        page = offline.page
+        warning = page.locator("#matrix-snapshot_swap .harness-failures")
+        assert warning.is_visible()
+        assert warning.inner_text().startswith("HARNESS FAILURE in 1 cell(s)")
+        cell = _cell(page, "snapshot_swap", "foreach_clones", "eager", "3", 2)
+        assert "v-harness-failure" in cell.get_attribute("class")
+        assert cell.get_attribute("title") == f"harness failure: {BROKE}"
+        assert cell.locator(".short").inner_text() == "harness failure"
+        colours = cell.evaluate(  # the cell's, then the legend's other states'
+            "c => [c, ...['v-wrong', 'v-failed', 'v-skipped', 'v-not-run'].map(k => "
+            "document.querySelector('ul.states .' + k))].map(e => getComputedStyle(e).background)"
+        )
+        assert colours[0] not in colours[1:], colours
+        page.check("#only-interesting")
+        assert cell.is_visible()
+        assert page.locator("#matrix-aliasing .harness-failures").count() == 0
 
 
 def test_the_check_fails_for_a_page_that_needs_the_network(browser, ledger_path, tmp_path):

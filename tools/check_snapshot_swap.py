@@ -19,10 +19,11 @@ one JSON row per (program, backend) with `program`, `backend`, `wrong_elements`,
 each family with its count, its shrunk repro and the catalogue entry it matches ("new").
 
 Exit status: 0 when the check ran (wrong compiled controls are findings, shown in the
-tables); 1 when an eager reference broke the contract (the reference itself is wrong, so no
-verdict can be trusted; for `snapshot_swap_configs`, an eager call on one of its inputs) or
-a correct control measured below the physical floor (the floor is not the least work, so no
-time over floor can be trusted); 2 for bad usage or a torch other than --expect-torch.
+tables); 1 when an eager reference broke the contract (a harness failure: the reference
+itself is wrong, so no verdict can be trusted; for `snapshot_swap_configs`, an eager call on
+one of its inputs), a correct control measured below the physical floor (the floor is not
+the least work, so no time over floor can be trusted) or an attribution crashed; 2 for bad
+usage or a torch other than --expect-torch.
 """
 
 from __future__ import annotations
@@ -76,18 +77,19 @@ def main(argv: list[str] | None = None) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
         print(f"rows written to {args.json}", file=sys.stderr)
-    for name, where, verdict in broken_references:
-        print(
-            f"error: the eager reference {name} at {where} broke the contract: {verdict}",
-            file=sys.stderr,
-        )
+    for name, where, what in broken_references:
+        print(f"error: harness failure in {name} at {where}: {what}", file=sys.stderr)
     floor_defects = [r for r in rows if r.get("floor_defect")]
     for row in floor_defects:
         print(
             f"error: {row['scenario']}.{row['control']} at n={row['n']}: {row['floor_defect']}",
             file=sys.stderr,
         )
-    return 1 if broken_references or floor_defects else 0
+    crashed = [r for r in rows if r.get("attribution_error")]
+    for row in crashed:
+        print(f"error: the attribution of {row['scenario']}.{row['control']} at n={row['n']} "
+              f"crashed: {row['attribution_error']}", file=sys.stderr)  # fmt: skip
+    return 1 if broken_references or floor_defects or crashed else 0
 
 
 def check_corpus(name: str, json_path: Path | None) -> int:
@@ -147,11 +149,8 @@ def check_scenario(name: str, args) -> tuple[list[dict], list[tuple], str]:
         count_instructions=not args.no_instructions and scenario.measure_cost,
     )
     rows = json_rows(record)
-    broken = [
-        (f"{name}.{r['control']}", f"n={r['n']}", _cell(r))
-        for r in rows
-        if r["backend"] == "eager" and _wrong(r)
-    ]
+    broken = [(f"{name}.{r['control']}", f"n={r['n']}", r["harness_failure"]) for r in rows
+              if r["harness_failure"]]  # fmt: skip
     return rows, broken, render(record, rows, sizes)
 
 
@@ -160,7 +159,11 @@ def check_variants(name: str, args) -> tuple[list[dict], list[tuple], str]:
     record = snapshot_swap_configs.probe(root=args.output)
     rows = variant_json_rows(record)
     broken = [
-        (f"{name}.{control}", f"{kind} inputs", reference["verdict"])
+        (
+            f"{name}.{control}",
+            f"{kind} inputs",
+            f"the eager reference broke its own contract: {reference['verdict']}",
+        )
         for control, references in record["eager_references"].items()
         for kind, reference in references.items()
         if not reference["ok"]
@@ -176,6 +179,7 @@ def json_rows(record: dict) -> list[dict]:
         "median_s", "samples_s", "instructions", "time_over_floor", "floor_ratio_samples",
         "floor_median_s", "control_median_s", "floor_kernel", "floor_note", "floor_defect",
         "skipped", "error", "code_dir", "attribution", "instructions_note", "instructions_error",
+        "harness_failure", "attribution_error", "cost_skipped",
     )  # fmt: skip
     ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
     rows = []
@@ -196,7 +200,7 @@ def variant_json_rows(record: dict) -> list[dict]:
     """One row per (control, variant), with its `config` and `input` (null: not measured)."""
     keys = (
         "control", "variant", "config", "input", "n", "wrong_elements", "storages_moved",
-        "skipped", "error", "package", "package_reused", "seconds",
+        "skipped", "error", "harness_failure", "package", "package_reused", "seconds",
     )  # fmt: skip
     ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
     return [

@@ -29,6 +29,12 @@ A row missing from the file, or a file row with no measurement, counts as moved.
 also prints how far the noisy rows moved as a whole (the drift, per metric), moved or not:
 the figures the least margins come from.
 
+No expected file records a failure of the harness: `check` fails, naming the row and writing
+no replacement, when the results hold a harness failure (an eager reference that broke its
+own contract: an eager row's `harness_failure`, or an eager correctness count above 0) or an
+attribution that crashed, and when the file expects an eager correctness count above 0,
+whatever the results say.
+
 `compare` prints, for two builds of the ledger measured on this machine, every verdict that
 flipped (fixed / broken) and every cost figure that moved beyond its margin; it exits 1 when
 a verdict is newly wrong in HEAD.
@@ -48,6 +54,7 @@ from statistics import pstdev
 
 from benchmarks.machine import build_folder, machine_name  # standard library only
 from tools import ledger as ledger_repo
+from tools import render as words
 from tools import report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -221,6 +228,21 @@ def drift(expected: list[Row], measured: list[Row]) -> list[str]:
     return lines
 
 
+def harness_rows(rows: list[Row]) -> list[Row]:
+    """The rows that record a harness failure: an eager correctness count above 0."""
+    counts = ("wrong_elements", "moved_storages")
+    return [r for r in rows if r.backend == "eager" and r.metric in counts and r.expected]
+
+
+def unrecordable(builds: list[report.BuildResult], measured: list[Row]) -> list[str]:
+    """One line per failure in these results that no expected file may record: every harness
+    failure and crashed attribution of the probe rows, every eager count above 0."""
+    lines = [f.describe() for b in builds if b.installed for f in report.row_failures(b)]
+    lines += [f"{'/'.join(r.key)}: {_number(r.expected)} (the eager reference broke its own "
+              "contract)" for r in harness_rows(measured)]  # fmt: skip
+    return list(dict.fromkeys(lines))
+
+
 def check(args) -> int:
     builds = report.load(args.results, args.ledger, args.machine)
     if not builds:
@@ -230,12 +252,24 @@ def check(args) -> int:
     isa = _isa(args.results, args.machine)
     path = args.file or ROOT / "expected" / f"{isa}.csv"
     measured = measured_rows(builds)
+    if failed := unrecordable(builds, measured):
+        print(f"expected: the results of {args.machine} hold {len(failed)} failure(s) that no "
+              "expected file may record; fix the harness (or the attribution) and measure "
+              "again (no replacement file is written):")  # fmt: skip
+        print("\n".join(f"  {line}" for line in failed))
+        return 1
     if not path.is_file():
         print(f"writeback: no expectations for {isa} machines yet ({path}). To start them, "
               f"paste this into {path}:\n")  # fmt: skip
         print(render(measured), end="")
         return 1
     rows = read(path)
+    if recorded := harness_rows(rows):
+        print(f"expected: {path} records {len(recorded)} harness failure(s) as expected (an "
+              "eager reference that broke its own contract; an eager row expects 0): fix the "
+              "harness, measure again and take the file `check` then proposes:")  # fmt: skip
+        print("\n".join(f"  {'/'.join(r.key)}: {_number(r.expected)}" for r in recorded))
+        return 1
     lines = moved(rows, measured)
     drifts = "".join(f"\n  {line}" for line in drift(rows, measured))
     if not lines:
@@ -285,8 +319,8 @@ def compare(args) -> int:
 
 def _attribution(build: report.BuildResult, row: Row) -> str:
     probe = build.probe.get((row.scenario, row.control, row.backend, _literal(row.size)), {})
-    found = probe.get("attribution") or {}
-    return f" [pass: {found['pass']}]" if found.get("pass") else ""
+    passes = words.pass_names(probe.get("attribution"))
+    return f" [pass: {passes}]" if passes else ""
 
 
 def _isa(results: Path, machine: str) -> str:

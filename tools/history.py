@@ -19,7 +19,8 @@ Steps, each printed as it starts:
      (offline_site.py), and look at it in headless Chromium without network when Chromium is
      installed;
   5. the report (tools/report.py), also written to results/report.md; then one line naming
-     every real failure (exit 1 when there is one).
+     every real failure of the builds it measured, harness failures first (an eager reference
+     that broke its own contract), and exit 1 when there is one (`failed_at_end`).
 
 A shard (`--shard k/K`, a CI matrix job) measures every K-th build of the file from the k-th
 (the ledger is still the whole file, so its commit ids are the unsharded run's), skips step 4
@@ -144,9 +145,16 @@ def main(argv: list[str] | None = None) -> int:
     if not quick and not shard:
         print("Browse the history with:  .venv/bin/python -m tools.asv_project preview  "
               "(serves html/ at http://127.0.0.1:8080)")  # fmt: skip
-    measured = {e.commit for e in todo}
+    return failed_at_end(problems, loaded, {e.commit for e in todo})
+
+
+def failed_at_end(problems: list[str], loaded: list[report.BuildResult], measured: set[str]) -> int:
+    """The run's last line and exit status, once everything is saved and published: 1 naming
+    `problems` and every failure of the builds `measured` (ledger commits) in `loaded`, harness
+    failures first (`report.failures`); 0 when there is none."""
     failures = [f for f in report.failures(loaded) if f.commit in measured]
-    problems += [f.describe() for f in failures]
+    harness = [f.describe() for f in failures if f.harness]
+    problems = harness + problems + [f.describe() for f in failures if not f.harness]
     if problems:
         print(f"writeback: {len(problems)} failure(s): " + "; ".join(problems))
         return 1

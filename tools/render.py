@@ -16,7 +16,9 @@ from collections.abc import Callable, Iterable
 from itertools import combinations
 
 MIB = 1024 * 1024
-VERDICT_STATES = ("exact", "wrong", "skipped", "failed", "not run")
+VERDICT_STATES = ("exact", "wrong", "harness failure", "skipped", "failed", "not run")
+"""`harness failure`: the eager reference broke its own contract (the probe row's
+`harness_failure`), so the harness, not torch, is wrong there."""
 COORDINATE_KINDS = ("ret", "in", "view")
 
 
@@ -30,12 +32,13 @@ def verdict(
     pass_name: str | None = None,
 ) -> str:
     """A verdict's words: `exact`, `wrong: 9 (ret_b 3, in_b 3, view_b 3); pass: NAME`,
-    `skipped: why`, `failed: why` or `not run (why)`. `state` is one of VERDICT_STATES;
-    `why` is a skip's, failure's or missing result's reason; the rest describe a wrong one
-    (`coordinates`: wrong elements per coordinate, `moved`: inputs whose storage moved)."""
+    `harness failure: why`, `skipped: why`, `failed: why` or `not run (why)`. `state` is one
+    of VERDICT_STATES; `why` is a harness failure's, skip's, failure's or missing result's
+    reason; the rest describe a wrong one (`coordinates`: wrong elements per coordinate,
+    `moved`: inputs whose storage moved)."""
     if state == "exact":
         return "exact"
-    if state in ("skipped", "failed"):
+    if state in ("harness failure", "skipped", "failed"):
         return f"{state}: {why}"
     if state == "not run":
         return f"not run ({why})"
@@ -54,6 +57,8 @@ def row_verdict(row: dict | None) -> tuple[str, str]:
     """(state, words) of one probe row: a row of a probe record or of the check's JSON."""
     if row is None:
         return "not run", verdict("not run", "no result for it")
+    if row.get("harness_failure"):
+        return "harness failure", verdict("harness failure", row["harness_failure"])
     if row.get("skipped"):
         return "skipped", verdict("skipped", row["skipped"])
     if row.get("error"):
@@ -65,10 +70,17 @@ def row_verdict(row: dict | None) -> tuple[str, str]:
     moved = row.get("storages_moved") or 0
     if not wrong.get("total") and not moved:
         return "exact", verdict("exact")
-    found = row.get("attribution") or {}
     words = verdict("wrong", total=wrong.get("total", 0), coordinates=wrong, moved=moved,
-                    pass_name=found.get("pass"))  # fmt: skip
+                    pass_name=pass_names(row.get("attribution")))  # fmt: skip
     return "wrong", words
+
+
+def pass_names(attribution: dict | None) -> str | None:
+    """Every pass an attribution names, joined by ` + ` (its `passes`; `pass` in records
+    written before attributions kept them all); None where it names none."""
+    found = attribution or {}
+    names = [named["pass"] for named in found.get("passes") or []]
+    return " + ".join(names) if names else found.get("pass")
 
 
 def values_table(

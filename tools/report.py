@@ -11,8 +11,9 @@ commit>.json, written when it was installed there. Builds of every builds file (
 branch) are reported. A result measured with another version of its benchmark than
 results/benchmarks.json holds (a build not measured again since the benchmark changed) is left
 out, as asv's publish leaves it out, and the build says so. A cell says `exact`,
-`wrong: ...`, `skipped: why` (an expected state), `failed: why` (a real failure) or
-`not run (why)` (nothing was measured).
+`wrong: ...`, `harness failure: why` (the eager reference broke its own contract: the
+harness is wrong, not torch), `skipped: why` (an expected state), `failed: why` (a real
+failure) or `not run (why)` (nothing was measured).
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ class Failure:
     commit: str
     benchmark: str
     reason: str
+    harness: bool = False
+    """The eager reference broke its own contract: the harness is wrong, not torch."""
 
     def describe(self) -> str:
         return f"{self.benchmark} on {self.tag} ({self.machine}): {self.reason}"
@@ -157,24 +160,42 @@ def stale_line(build: BuildResult) -> str:
 
 
 def failures(builds: list[BuildResult]) -> list[Failure]:
-    """Every failed benchmark combination (a build that did not install counts once)."""
+    """Every failure of these builds: a build that did not install (once), every harness
+    failure and crashed attribution its probe rows record (`row_failures`), and every other
+    failed benchmark combination."""
     found = []
     for build in builds:
         if not build.installed:
             reason = f"did not install: {build.identity.get('error')}"
             found.append(Failure(build.tag, build.machine, build.commit, "the build", reason))
             continue
+        found += row_failures(build)
         for key, combos in build.values.items():
             scenario = key.split(".", 1)[0]
             for combo, value in combos.items():
-                if value is None:
-                    row = _row_for(build, scenario, key, combo)
+                row = _row_for(build, scenario, key, combo)
+                if value is None and not row.get("harness_failure"):  # named once, above
                     defect = row.get("floor_defect") if key.endswith("time_over_floor") else None
                     reason = (row.get("error") or defect
                               or "see `asv run --show-stderr` for the traceback")  # fmt: skip
                     name = f"{key}({', '.join(map(str, combo))})"
                     found.append(Failure(build.tag, build.machine, build.commit, name, reason))
     return found
+
+
+def row_failures(build: BuildResult) -> list[Failure]:
+    """The failures a build's probe rows record beside their verdicts: an eager reference
+    that broke its own contract (`HARNESS FAILURE`, first) and an attribution that crashed."""
+    harness, crashed = [], []
+    for (scenario, control, backend, n), row in build.probe.items():
+        where = f"{scenario}.{control} ({backend}" + (f", n={n})" if n is not None else ")")
+        build_of = (build.tag, build.machine, build.commit)
+        if row.get("harness_failure"):
+            harness.append(Failure(*build_of, f"HARNESS FAILURE {where}", row["harness_failure"],
+                                   harness=True))  # fmt: skip
+        if row.get("attribution_error"):
+            crashed.append(Failure(*build_of, f"attribution of {where}", row["attribution_error"]))
+    return harness + crashed
 
 
 def render(builds: list[BuildResult]) -> str:
@@ -369,6 +390,8 @@ def verdict_state(
     wrong = measured[combo_]
     moved = build.values.get(f"{scenario}.Correctness.track_moved_storages", {}).get(combo_)
     row = build.probe.get((scenario, control, backend, n), {})
+    if row.get("harness_failure"):
+        return "harness failure", words.verdict("harness failure", row["harness_failure"])
     if wrong is None:
         return "failed", words.verdict("failed", row.get("error") or "see asv run --show-stderr")
     if isinstance(wrong, float) and math.isnan(wrong):
@@ -377,13 +400,12 @@ def verdict_state(
         return "not run", words.verdict("not run", "left out of the run that recorded it")
     if wrong == 0 and not moved:
         return "exact", words.verdict("exact")
-    found = row.get("attribution") or {}
     text = words.verdict(
         "wrong",
         total=int(wrong),
         coordinates=row.get("wrong_elements"),
         moved=int(moved or 0),
-        pass_name=found.get("pass"),
+        pass_name=words.pass_names(row.get("attribution")),
     )
     return "wrong", text
 
@@ -423,8 +445,10 @@ def attribution_lines(build: BuildResult) -> list[str]:
             continue
         where = f"{found.get('subsystem') or found.get('backend') or '-'}"
         where += f", #{found['bisect_number']}" if found.get("bisect_number") else ""
-        if found.get("pass"):
-            how = f"`{found['pass']}` ({found['method']}, {where})"
+        if row.get("attribution_error"):
+            how = f"ATTRIBUTION FAILED: {row['attribution_error']}"
+        elif passes := words.pass_names(found):
+            how = f"`{passes}` ({found['method']}, {where})"
         elif found.get("method"):
             how = f"{found['method']}: {where} ({found.get('note')})"
         else:

@@ -7,9 +7,10 @@ It reads what tools/report.py reads (every machine's asv results, probe records 
 records; the builds of every ledger branch) and shows:
   - per scenario, the correctness matrix: one row per (control, backend, size), one column per
     build and machine; each cell coloured by its verdict (report.verdict_state: exact, wrong,
-    skipped, failed, not run), marked where the verdict differs from the build to its left on
-    the same machine (fixed, broken, changed), naming the pass attribution found, and linking
-    to asv's graph of that combination in the published site (`../#benchmark?p-...`);
+    harness failure, skipped, failed, not run), marked where the verdict differs from the
+    build to its left on the same machine (fixed, broken, changed), naming the pass(es)
+    attribution found, and linking to asv's graph of that combination in the published site
+    (`../#benchmark?p-...`);
   - the cost of every correct control over the builds: runtime scratch, full-length loops,
     instructions and time over floor, one SVG line chart per (scenario, metric, size).
 
@@ -68,7 +69,7 @@ class Row:
     @property
     def interesting(self) -> bool:
         """Wrong, failed or changing somewhere: what a reader looks for first."""
-        return any(c.state in ("wrong", "failed") or c.flip for c in self.cells)
+        return any(c.state in ("wrong", "harness failure", "failed") or c.flip for c in self.cells)
 
 
 def publish(html: Path, results: Path, ledger: Path, builds=None) -> Path:
@@ -159,7 +160,7 @@ def _row(builds, benchmarks, scenario, control, backend, size) -> Row:
                 _label(build, benchmark, report.combo(control, backend, size), state),
                 graph_link(benchmark, names, report.combo(control, backend, size), build),
                 flip,
-                (probe.get("attribution") or {}).get("pass"),
+                render.pass_names(probe.get("attribution")),
             )
         )
         previous = (build.machine, state, words)
@@ -205,6 +206,7 @@ def matrix_section(scenario: str, rows: list[Row], builds: list[report.BuildResu
         f'<section class="matrix" id="matrix-{_e(scenario)}" data-scenario="{_e(scenario)}">',
         f"<h2>{_e(scenario)}</h2>",
         f'<p class="summary">{len(rows)} rows; {wrong_now}</p>',
+        _harness_failures(rows),
         '<div class="scroll"><table><thead><tr><th scope="col">control or pattern</th>'
         f'<th scope="col">backend</th><th scope="col">size</th>{heads}</tr></thead><tbody>',
     ]
@@ -221,6 +223,18 @@ def matrix_section(scenario: str, rows: list[Row], builds: list[report.BuildResu
         )
     lines.append("</tbody></table></div></section>")
     return "\n".join(lines)
+
+
+def _harness_failures(rows: list[Row]) -> str:
+    """A warning above the matrix where any cell is a harness failure ('' where none is)."""
+    count = sum(cell.state == "harness failure" for row in rows for cell in row.cells)
+    if not count:
+        return ""
+    return (
+        f'<p class="harness-failures">HARNESS FAILURE in {count} cell(s): the eager reference '
+        "broke its own contract there, so the harness, not torch, is wrong; no verdict on those "
+        "inputs can be trusted.</p>"
+    )
 
 
 def _wrong_on_latest(rows: list[Row], builds: list[report.BuildResult]) -> str:
@@ -488,6 +502,10 @@ td.v a:hover { text-decoration: underline; }
 .v-wrong { background: #ffcecb; color: #82071e; font-weight: 600; }
 .v-skipped { background: #eaeef2; color: #57606a; }
 .v-failed { background: #fbefff; color: #6639ba; font-weight: 600; }
+.harness-failures { margin: 0 0 6px; padding: 4px 8px; background: #1f2328; color: #fff;
+  font-weight: 700; }
+.v-harness-failure { background: #1f2328; color: #fff; font-weight: 700;
+  outline: 2px solid #cf222e; outline-offset: -2px; }
 .v-not-run { background: repeating-linear-gradient(45deg, #fff, #fff 4px, #f6f8fa 4px,
   #f6f8fa 8px); color: #8c959f; }
 .flip { box-shadow: inset 4px 0 0 #bf8700; }

@@ -4,7 +4,8 @@ For each control, the gate size comes first. A row holds the contract's verdict,
 correct Inductor compile its cost: measured and static scratch, full-length loops, entrypoint
 calls. The generated code of every Inductor compile is kept (see `artifacts.py`). Nothing
 here raises for a wrong result or a missing API: the row says so, and the asv classes or the
-standalone check decide what that means for them.
+standalone check decide what that means for them. An eager row that breaks the contract says
+so in `harness_failure`: the reference itself, not the compiler, is wrong there.
 """
 
 from __future__ import annotations
@@ -301,7 +302,7 @@ def _probe_control(
                         first_wrong = n
                 else:
                     _probe_plain(row, scenario, control, n, backend)
-            except Unsupported as exc:
+            except Unsupported as exc:  # raised before the verdict: nothing was measured
                 row["skipped"] = str(exc)
             except Exception as exc:  # a compile or runtime failure is a result, with its cause
                 row["error"] = _describe_error(exc)
@@ -313,19 +314,29 @@ def _probe_control(
     return rows
 
 
+class HarnessFailure(RuntimeError):
+    """The eager reference broke its own contract: the case's expectations or the harness are
+    wrong, so no verdict on those inputs can be trusted. Not a skip, not a number."""
+
+
 def _probe_plain(row, scenario, control, n, backend) -> None:
     fn = build(control.fn, backend, control.fullgraph)
     with torch.no_grad():
         case = scenario.case(control, n)
         verdict = check(fn, case, reference=control.fn)
     _set_verdict(row, verdict, case)
+    if backend == "eager" and not verdict.ok:
+        row["harness_failure"] = f"the eager reference broke its own contract: {verdict.describe()}"
 
 
 def _probe_inductor(
     row, scenario, control, n, with_cost: bool, root, timing, attribute_at=None
 ) -> None:
     """Compile, keep the code, check; attribute a wrong verdict (only at the control's first
-    wrong size: `attribute_at` names it once known); for a correct one, measure the cost."""
+    wrong size: `attribute_at` names it once known); for a correct one, measure the cost.
+    Whatever the attribution or the cost raises, the verdict stays: an `Unsupported` there is
+    a note in the part it concerns (`attribution`, `cost_skipped`), a crash an error of its
+    own (`attribution_error`, or `error` for the cost)."""
     if with_cost and scenario.measure_cost:  # before the compile: this trace resets dynamo
         row["input_order"] = graph_input_order(control.fn, scenario.case(control, n).inputs)
     compiled, wrappers = compile_and_capture(
@@ -342,13 +353,39 @@ def _probe_inductor(
         verdict = check(compiled, case, reference=control.fn)
     _set_verdict(row, verdict, case)
     if not verdict.ok:
-        row["attribution"] = (
-            attribution.attribute_if_enabled(scenario, control, n)
-            if attribute_at is None
-            else attribution.empty_result(f"attributed at the first wrong size, {attribute_at}")
-        )
+        _attribute(row, scenario, control, n, attribute_at)
     if not (with_cost and verdict.ok and scenario.measure_cost):
         return
+    try:
+        _measure_cost(row, scenario, control, n, compiled, wrappers, timing)
+    except Unsupported as exc:  # the build cannot measure the cost: the verdict stays
+        row["cost_skipped"] = str(exc)
+    except Exception as exc:  # the cost stage failed: the verdict stays, the Cost benchmarks fail
+        row["error"] = _describe_error(exc)
+
+
+def _attribute(row: dict, scenario, control, n, attribute_at) -> None:
+    """The row's `attribution`: the pass behind its wrong verdict, or, at a later wrong size,
+    a pointer to the first (`attribute_at`). Where the build cannot attribute, the result says
+    why; where attribution crashes, it says how and `attribution_error` names the crash."""
+    if attribute_at is not None:
+        row["attribution"] = attribution.empty_result(
+            f"attributed at the first wrong size, {attribute_at}"
+        )
+        return
+    try:
+        row["attribution"] = attribution.attribute_if_enabled(scenario, control, n)
+    except Unsupported as exc:
+        row["attribution"] = attribution.empty_result(f"not attributed: {exc}")
+    except Exception as exc:
+        row["attribution_error"] = _describe_error(exc)
+        row["attribution"] = attribution.empty_result(
+            f"attribution failed: {row['attribution_error']}"
+        )
+
+
+def _measure_cost(row, scenario, control, n, compiled, wrappers, timing) -> None:
+    """The cost of a correct compile: scratch, loops, entrypoint calls, floor, timing."""
     if not wrappers:
         raise RuntimeError(f"torch {torch.__version__} generated no code for the control: "
                            "nothing to cost (its verdict is above)")  # fmt: skip
@@ -426,6 +463,9 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "input_order": None,
         "code_dir": None,
         "attribution": None,
+        "attribution_error": None,
+        "harness_failure": None,
+        "cost_skipped": None,
         "seconds": None,
         "measured_at": None,
     }
@@ -449,6 +489,8 @@ def isa() -> str:
 def _progress(scenario: Scenario, row: dict, done: int, total: int) -> None:
     if row["skipped"]:
         verdict = f"skipped: {row['skipped']}"
+    elif row["harness_failure"]:
+        verdict = f"HARNESS FAILURE: {row['harness_failure']}"
     elif row["error"]:
         verdict = f"error: {row['error']}"
     elif row["wrong_elements"] is None:

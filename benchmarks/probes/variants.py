@@ -5,7 +5,7 @@ row holds the contract's verdict for one warm call, a skip with the reason where
 lacks the configuration or an API the control needs, or the error a compile crashed with.
 Before anything is compiled, every control runs eagerly on every kind of input: an eager call
 that breaks the contract means the inputs or their expectations are wrong, and every row on
-those inputs says so as an error (no verdict can be trusted there).
+those inputs says so as a harness failure (`harness_failure`: no verdict can be trusted there).
 """
 
 from __future__ import annotations
@@ -24,7 +24,14 @@ from ..contract import Case, Verdict, check
 from ..machine import machine_name
 from ..scenario import Control
 from .configs import CONFIGURATIONS, build_for
-from .probe import _describe_error, _set_verdict, isa, ready_to_compile, row_verdict
+from .probe import (
+    HarnessFailure,
+    _describe_error,
+    _set_verdict,
+    isa,
+    ready_to_compile,
+    row_verdict,
+)
 
 
 @dataclass(frozen=True)
@@ -130,6 +137,8 @@ def usable_variant_row(record: dict, control: str, variant: str, left_out: str =
     where = f"{record['scenario']}.{control} ({variant}) on torch {record['torch_version']}"
     if row["skipped"]:
         raise Unsupported(f"{where}: {row['skipped']}")
+    if row.get("harness_failure"):
+        raise HarnessFailure(f"{where}: harness failure: {row['harness_failure']}")
     if row["error"]:
         raise RuntimeError(f"{where} failed: {row['error']}")
     return row
@@ -149,8 +158,8 @@ def _probe_one(control: Control, variant: Variant, reference: Verdict | None, fo
     if missing := missing_attributes(control.requires):
         row["skipped"] = f"torch {torch.__version__} has no {', '.join(missing)}"
     elif not reference.ok:
-        row["error"] = (
-            f"the eager reference broke the contract on {variant.input}: {reference.describe()}"
+        row["harness_failure"] = (
+            f"the eager reference broke its own contract on {variant.input}: {reference.describe()}"
         )
     else:
         try:
@@ -190,6 +199,7 @@ def _empty_row(control: str, variant: Variant) -> dict:
         "moved": [],
         "skipped": None,
         "error": None,
+        "harness_failure": None,
         "package": None,
         "package_reused": None,
         "seconds": None,
@@ -199,6 +209,8 @@ def _empty_row(control: str, variant: Variant) -> dict:
 def _progress(scenario: str, row: dict, done: int, total: int) -> None:
     if row["skipped"]:
         verdict = f"skipped: {row['skipped']}"
+    elif row["harness_failure"]:
+        verdict = f"HARNESS FAILURE: {row['harness_failure']}"
     elif row["error"]:
         verdict = f"error: {row['error']}"
     else:
