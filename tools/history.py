@@ -19,7 +19,9 @@ Steps, each printed as it starts:
      (offline_site.py), and look at it in headless Chromium without network when Chromium is
      installed;
   5. the report (tools/report.py), also written to results/report.md; then one line naming
-     every real failure (exit 1 when there is one).
+     every real failure (exit 1 when there is one): a failed benchmark, or a generated corpus
+     program that failed to compile or run other than a known state
+     (benchmarks/known_failures.py).
 
 A shard (`--shard k/K`, a CI matrix job) measures every K-th build of the file from the k-th
 (the ledger is still the whole file, so its commit ids are the unsharded run's), skips step 4
@@ -147,10 +149,18 @@ def main(argv: list[str] | None = None) -> int:
     measured = {e.commit for e in todo}
     failures = [f for f in report.failures(loaded) if f.commit in measured]
     problems += [f.describe() for f in failures]
+    problems += corpus_failures(loaded, measured)
     if problems:
         print(f"writeback: {len(problems)} failure(s): " + "; ".join(problems))
         return 1
     return 0
+
+
+def corpus_failures(loaded: list[report.BuildResult], measured: set[str]) -> list[str]:
+    """One line per corpus program that failed on a build this run measured (commit ids in
+    `measured`) and is not a known state (benchmarks/known_failures.py)."""
+    failed = report.failed_programs([b for b in loaded if b.commit in measured])
+    return [f"{f.describe()} (not a known state)" for f in failed if not f.known]
 
 
 def publish(site_check: bool, results: Path, ledger: Path, builds=None) -> list[str]:
