@@ -36,6 +36,7 @@ UNITS = {
     "aliasing.Correctness.track_moved_storages": "tensors",
     "corpus.Correctness.track_wrong_programs": "programs",
     "corpus.Correctness.track_wrong_families": "families",
+    "corpus.Correctness.track_failed_programs": "programs",
     "snapshot_swap_configs.Correctness.track_wrong_elements": "elements",
     "snapshot_swap_configs.Correctness.track_moved_storages": "tensors",
     **{
@@ -154,6 +155,7 @@ def test_every_corpus_is_a_skip_that_names_the_knob_when_none_is_chosen(asv_resu
     for name in (
         "corpus.Correctness.track_wrong_programs",
         "corpus.Correctness.track_wrong_families",
+        "corpus.Correctness.track_failed_programs",
     ):
         values = _values(result, name)
         assert set(values) == {(b, c) for b in corpus_run.BACKENDS for c in corpus_run.CORPORA}

@@ -4,6 +4,7 @@ oracle's probes catch injected faults, the shrinker and the grouping find a plan
 import pytest
 import torch
 
+from benchmarks import attribution
 from benchmarks.corpus import families, generate, oracle, run
 from benchmarks.corpus.program import Input, Program, Statement, problem
 from benchmarks.corpus.shrink import shrink
@@ -99,7 +100,7 @@ def test_the_oracle_second_call_catches_state_carried_between_calls(monkeypatch)
         def call(*args):
             calls.append(1)
             result = fn(*args)
-            if len(calls) % 3 == 0:  # a judge makes three calls: one checked, then two
+            if len(calls) == 3:  # a judge's first call is checked, then two in a row
                 args[1].add_(1)
             return result
 
@@ -108,6 +109,57 @@ def test_the_oracle_second_call_catches_state_carried_between_calls(monkeypatch)
     _fake_backend(monkeypatch, wrong_from_the_second_call)
     outcome = oracle.judge(_program([("add_", None, "a", (1,))], "a"), "fake")
     assert outcome.wrong == {"second_in_b": 16}
+
+
+TWO_CLONES = _program([("clone", "t0", "a", ()), ("clone", "t1", "a", ())], "t0 t1")
+CLONE_AND_ITS_VIEW = _program([("clone", "t0", "a", ()), ("view", "t1", "t0", (4, 4))], "t0 t1")
+
+
+@pytest.mark.parametrize(
+    ("program", "compiled_returns"),
+    [
+        (TWO_CLONES, lambda returned: (returned[0], returned[0])),
+        (CLONE_AND_ITS_VIEW, lambda returned: tuple(t.clone() for t in returned)),
+    ],
+    ids=["one-tensor-twice-where-eager-has-two", "two-tensors-where-eager-shares-one"],
+)
+def test_the_oracle_checks_the_returns_aliasing_of_each_other(monkeypatch, program,
+                                                              compiled_returns):  # fmt: skip
+    """Every value is right and no return aliases an input; only which returns share storage
+    differs: each return's 16 elements change on one side only when the other is written."""
+    _fake_backend(monkeypatch, lambda fn: lambda *a: compiled_returns(fn(*a)))
+    assert oracle.judge(program, "fake").wrong == {"alias_returns": 32}
+
+
+def test_the_oracle_passes_returns_that_share_as_in_eager(monkeypatch):
+    _fake_backend(monkeypatch, lambda fn: fn)
+    assert oracle.judge(CLONE_AND_ITS_VIEW, "fake").wrong == {}
+
+
+def test_each_family_is_attributed_once_on_its_representative(monkeypatch):
+    """Two programs in one Inductor family (a fake compiler that copies every return, so a
+    returned input stops aliasing it): one attribution, of the representative, whose check is
+    the oracle (the fault is there); the aot_eager family is not compiled for it."""
+    _fake_backend(monkeypatch, lambda fn: lambda *a: tuple(t.clone() for t in fn(*a)))
+    monkeypatch.setenv("WRITEBACK_ATTRIBUTION", "1")
+    checked = []
+
+    def fake_attribution(holds):
+        checked.append(holds())
+        return {**attribution.empty_result("fake"), "pass": "fake_pass", "method": "ablation"}
+
+    monkeypatch.setattr(attribution, "attribute_check", fake_attribution)
+    pair = [_program([("add_", None, "a", (k,))], "a") for k in (1, 2)]
+    record = run.run("planted", backends=("inductor", "aot_eager"), corpus=pair)
+    assert checked == [False]
+    inductor, aot_eager = (next(f for f in record["families"] if f["backend"] == b)
+                           for b in ("inductor", "aot_eager"))  # fmt: skip
+    assert inductor["members"] == [0, 1] and inductor["attribution"]["pass"] == "fake_pass"
+    assert "aot_eager runs dynamo and AOTAutograd" in aot_eager["attribution"]["note"]
+    assert {(r["backend"], r["representative"]) for r in record["rows"]} == {
+        ("inductor", inductor["representative"]),
+        ("aot_eager", aot_eager["representative"]),
+    }
 
 
 def test_the_shrinker_keeps_only_what_the_fault_needs():

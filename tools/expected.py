@@ -12,8 +12,10 @@ improvement nobody acknowledged is as suspicious as a regression), with old, new
 it exits 1 when any moved, and prints the replacement file to paste.
 
 Rounding and margins (the rules the replacement file follows):
-- wrong elements, moved storages, full-length loops, scratch bytes, entrypoint calls: exact
-  integers, margin 0 - any change is a real change;
+- wrong elements, moved storages, full-length loops, scratch bytes, entrypoint calls, and the
+  generated corpus's wrong programs, wrong families and failed programs (a row per corpus and
+  backend: control is the corpus, size `-`): exact integers, margin 0 - any change is a real
+  change;
 - instructions: rounded to the integer, margin 3 x the measured noise, at least 0.3% (three
   times the repeatability goal of 0.1%), at least 3 x 64 instructions (the most a count moved
   between two environments: a constant of tens of instructions a call, which is up to 0.9% at
@@ -59,12 +61,19 @@ from tools import report
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = ("build", "scenario", "control", "backend", "size", "metric", "expected", "margin")
+CORPUS = {
+    "Correctness.track_wrong_programs": "wrong_programs",
+    "Correctness.track_wrong_families": "wrong_families",
+    "Correctness.track_failed_programs": "failed_programs",
+}
+"""The generated corpus's counts (`corpus.Correctness`, params backend x corpus): exact."""
 EXACT = {
     "Correctness.track_wrong_elements": "wrong_elements",
     "Correctness.track_moved_storages": "moved_storages",
     "Cost.track_scratch_bytes": "scratch_bytes",
     "Cost.track_full_length_loops": "full_length_loops",
     "Cost.track_entrypoint_calls": "entrypoint_calls",
+    **CORPUS,
 }
 NOISY = {"Cost.track_instructions": "instructions", "Cost.track_time_over_floor": "time_over_floor"}
 MIN_RELATIVE = {"instructions": 0.003, "time_over_floor": 0.10}
@@ -119,6 +128,8 @@ def measured_rows(builds: list[report.BuildResult]) -> list[Row]:
 
 
 def _coordinates(combo: tuple, bench: str) -> tuple[str, str, str]:
+    if bench in CORPUS:  # (backend, corpus)
+        return str(combo[1]), str(combo[0]), "-"
     if bench.startswith("Cost.") and len(combo) == 2:
         return str(combo[0]), "inductor", str(combo[1])
     if len(combo) == 3:

@@ -20,7 +20,9 @@ Steps, each printed as it starts:
      installed;
   5. the report (tools/report.py), also written to results/report.md; then one line naming
      every real failure of the builds it measured, harness failures first (an eager reference
-     that broke its own contract), and exit 1 when there is one (`failed_at_end`).
+     that broke its own contract), then failed benchmarks and generated corpus programs that
+     failed to compile or run other than a known state (benchmarks/known_failures.py); exit 1
+     when there is one (`failed_at_end`).
 
 A shard (`--shard k/K`, a CI matrix job) measures every K-th build of the file from the k-th
 (the ledger is still the whole file, so its commit ids are the unsharded run's), skips step 4
@@ -155,10 +157,18 @@ def failed_at_end(problems: list[str], loaded: list[report.BuildResult], measure
     failures = [f for f in report.failures(loaded) if f.commit in measured]
     harness = [f.describe() for f in failures if f.harness]
     problems = harness + problems + [f.describe() for f in failures if not f.harness]
+    problems += corpus_failures(loaded, measured)
     if problems:
         print(f"writeback: {len(problems)} failure(s): " + "; ".join(problems))
         return 1
     return 0
+
+
+def corpus_failures(loaded: list[report.BuildResult], measured: set[str]) -> list[str]:
+    """One line per corpus program that failed on a build this run measured (commit ids in
+    `measured`) and is not a known state (benchmarks/known_failures.py)."""
+    failed = report.failed_programs([b for b in loaded if b.commit in measured])
+    return [f"{f.describe()} (not a known state)" for f in failed if not f.known]
 
 
 def publish(site_check: bool, results: Path, ledger: Path, builds=None) -> list[str]:

@@ -82,11 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     everyone = report.load(into, ledger)
     problems = history.publish(args.site_check, into, ledger, everyone)
     loaded = history.write_report(into, ledger, None, everyone)
-    problems += [failure.describe() for failure in report.failures(loaded)]
-    if problems:
-        print(f"writeback: {len(problems)} failure(s): " + "; ".join(problems))
-        return 1
-    return 0
+    return history.failed_at_end(problems, loaded, {build.commit for build in loaded})
 
 
 def plan_merge(folders: list[Path], into: Path, commits: set[str], ledger_name: str) -> Plan:

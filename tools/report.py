@@ -27,6 +27,7 @@ from pathlib import Path
 
 from asv.results import iter_results_for_machine
 
+from benchmarks.known_failures import first_line, known_failure  # standard library only
 from benchmarks.machine import build_folder  # standard library only
 from tools import ledger as ledger_repo
 from tools import render as words
@@ -84,6 +85,25 @@ class Failure:
 
     def describe(self) -> str:
         return f"{self.benchmark} on {self.tag} ({self.machine}): {self.reason}"
+
+
+@dataclass(frozen=True)
+class FailedProgram:
+    """A generated corpus program whose compile or compiled call failed on a build; `known`
+    is the reason when `benchmarks/known_failures.py` lists the failure as an expected state."""
+
+    tag: str
+    machine: str
+    commit: str
+    corpus: str
+    backend: str
+    program: int
+    error: str
+    known: str | None
+
+    def describe(self) -> str:
+        where = f"corpus {self.corpus} program {self.program} ({self.backend})"
+        return f"{where} on {self.tag} ({self.machine}): {first_line(self.error)}"
 
 
 def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[BuildResult]:
@@ -217,7 +237,7 @@ def render(builds: list[BuildResult]) -> str:
         for scenario in cost_scenarios(build):
             parts += [words.cost_section(scenario, *cost_rows(build, scenario)), ""]
     parts += ["## Correctness over all builds", "", matrix(builds), ""]
-    found = failures(builds)
+    found = [*failures(builds), *(f for f in failed_programs(builds) if not f.known)]
     if found:
         parts += ["## Failures (nobody expected these)", ""]
         parts += [f"- {failure.describe()}" for failure in found] + [""]
@@ -410,15 +430,21 @@ def verdict_state(
     return "wrong", text
 
 
-def corpus_lines(build: BuildResult) -> list[str]:
-    """The generated corpora this build ran: wrong programs and each family's shrunk repro."""
+def corpus_records(build: BuildResult) -> list[dict]:
+    """The records of the generated corpora this build ran on this machine."""
     if not build.results_dir or "torch_version" not in build.identity:
         return []
     key = build_folder(build.identity)
     folder = build.results_dir / "generated" / build.machine / key
+    return [json.loads(path.read_text()) for path in sorted(folder.glob("*/corpus/*.json"))]
+
+
+def corpus_lines(build: BuildResult) -> list[str]:
+    """The generated corpora this build ran: wrong programs, each family's shrunk repro and
+    attribution, and every program that failed, with its first error line."""
     lines = []
-    for path in sorted(folder.glob("*/corpus/*.json")):
-        record = json.loads(path.read_text())
+    failed = failed_programs([build])
+    for record in corpus_records(build):
         wrong = {b: sum(1 for r in record["rows"] if r["backend"] == b and r.get("wrong_elements"))
                  for b in record.get("backends", [])}  # fmt: skip
         counts = ", ".join(f"{b}: {n} wrong" for b, n in wrong.items())
@@ -426,10 +452,41 @@ def corpus_lines(build: BuildResult) -> list[str]:
                   f"{counts}), families:", ""]  # fmt: skip
         for family in record.get("families", []):
             lines += [f"- {family['backend']}: {family['programs']} program(s), catalogue: "
-                      f"{family['catalogue']}", "", "  ```python",
+                      f"{family['catalogue']}", *_family_attribution(family), "", "  ```python",
                       *("  " + line for line in family["repro"].rstrip().splitlines()),
                       "  ```", ""]  # fmt: skip
+        mine = [f for f in failed if f.corpus == record["corpus"]]
+        if mine:
+            lines += [f"Failed to compile or run ({len(mine)} program(s) of "
+                      f"`{record['corpus']}`):", ""]  # fmt: skip
+            lines += [f"- {f.backend} program {f.program}: `{first_line(f.error)}` ("
+                      + (f"known: {f.known})" if f.known else "not a known state: fails "
+                         "`make history`)") for f in mine] + [""]  # fmt: skip
     return lines
+
+
+def _family_attribution(family: dict) -> list[str]:
+    """The family's attribution, made on its representative (a record without one: none)."""
+    found = family.get("attribution")
+    if not found:
+        return []
+    return [f"  which pass (attributed on the repro, of program {family['representative']}): "
+            f"{attribution_text(found)}"]  # fmt: skip
+
+
+def failed_programs(builds: list[BuildResult]) -> list[FailedProgram]:
+    """Every corpus program that failed to compile or run on these builds, known or not."""
+    found = []
+    for build in builds:
+        version = build.identity.get("torch_version", "")
+        for record in corpus_records(build):
+            for row in record["rows"]:
+                if row.get("error"):
+                    known = known_failure(row["error"], version)
+                    found.append(FailedProgram(build.tag, build.machine, build.commit,
+                                               record["corpus"], row["backend"], row["program"],
+                                               row["error"], known and known.reason))  # fmt: skip
+    return found
 
 
 def attribution_lines(build: BuildResult) -> list[str]:
@@ -443,20 +500,27 @@ def attribution_lines(build: BuildResult) -> list[str]:
             or str(found.get("note", "")).startswith("attributed at the first wrong size")
         ):
             continue
-        where = f"{found.get('subsystem') or found.get('backend') or '-'}"
-        where += f", #{found['bisect_number']}" if found.get("bisect_number") else ""
-        if row.get("attribution_error"):
-            how = f"ATTRIBUTION FAILED: {row['attribution_error']}"
-        elif passes := words.pass_names(found):
-            how = f"`{passes}` ({found['method']}, {where})"
-        elif found.get("method"):
-            how = f"{found['method']}: {where} ({found.get('note')})"
-        else:
-            note = str(found.get("note"))
-            how = note if note.startswith("not attributed") else f"not attributed: {note}"
-        seconds = f", {found['seconds']} s" if found.get("seconds") is not None else ""
-        lines.append(f"- {scenario}.{control} ({words.size_cell(n)}): {how}{seconds}")
+        how = (
+            f"ATTRIBUTION FAILED: {row['attribution_error']}"
+            if row.get("attribution_error")
+            else attribution_text(found)
+        )
+        lines.append(f"- {scenario}.{control} ({words.size_cell(n)}): {how}")
     return lines
+
+
+def attribution_text(found: dict) -> str:
+    """An attribution (`benchmarks/attribution.py`'s result) in words: the pass and how it
+    was found, where else it points, or why nothing was attributed; and the seconds it took."""
+    where = f"{found.get('subsystem') or found.get('backend') or '-'}"
+    where += f", #{found['bisect_number']}" if found.get("bisect_number") else ""
+    seconds = f", {found['seconds']} s" if found.get("seconds") is not None else ""
+    if passes := words.pass_names(found):
+        return f"`{passes}` ({found['method']}, {where}){seconds}"
+    if found.get("method"):
+        return f"{found['method']}: {where} ({found.get('note')}){seconds}"
+    note = str(found.get("note"))
+    return (note if note.startswith("not attributed") else f"not attributed: {note}") + seconds
 
 
 def _identity(results_dir: Path, machine: str, entry) -> dict:

@@ -1,15 +1,20 @@
 """The oracle: a program compiled for a backend against the plain eager call, exactly.
 
-Two runs on fresh inputs, each against eager on its own fresh inputs:
+Three runs on fresh inputs, each against eager on its own fresh inputs:
 
 - one call, checked with the snapshot contract (`contract.check` with the eager reference:
   every return, every input, every view taken before the call, storage kept, and the output
   alias probe);
 - two calls in a row: `second_ret_<name>` and `second_in_<name>` compare the second call's
-  returns and the inputs after it with eager's after two calls.
+  returns and the inputs after it with eager's after two calls;
+- one more call, `alias_returns`: the returns' aliasing of each other. A distinct value is
+  written through each return in turn, compiled and in eager, and the elements of every
+  return that change must be the same: two returns that share storage in eager must share it
+  compiled, the same elements overlapping, and two that do not must not.
 
 A compile or runtime failure of the compiled program is not a wrong result: it is returned as
-the error; an eager failure is a generator bug and raises.
+the error; an eager failure is a generator bug and raises. Which errors are expected states is
+said in one place, `benchmarks/known_failures.py`; every other failure fails `make history`.
 """
 
 from __future__ import annotations
@@ -18,9 +23,11 @@ from dataclasses import dataclass
 
 import torch
 
-from ..contract import Case, Verdict, check, count_wrong
+from ..contract import Case, Verdict, alias_wrong, check, count_wrong
 from ..probes.compiled import build
 from .program import Program
+
+RETURNS_ALIAS = "alias_returns"
 
 
 @dataclass(frozen=True)
@@ -48,9 +55,10 @@ def judge(program: Program, backend: str) -> Outcome:
         with torch.no_grad():
             verdict = check(compiled, case, reference=fn)
             second = _second_call_wrong(program, fn, compiled)
+            shared = {RETURNS_ALIAS: _returns_alias_wrong(program, fn, compiled)}
     except Exception as exc:  # noqa: BLE001  a compile or runtime failure is this result
         return Outcome({}, error=f"{type(exc).__name__}: {str(exc).strip()[:300]}")
-    wrong = {**_verdict_wrong(verdict), **second}
+    wrong = {**_verdict_wrong(verdict), **second, **shared}
     return Outcome({k: v for k, v in wrong.items() if v})
 
 
@@ -79,6 +87,18 @@ def _second_call_wrong(program: Program, fn, compiled) -> dict[str, int]:
     for spec, mine, reference in zip(program.inputs, ours, theirs):
         wrong[f"second_in_{spec.name}"] = count_wrong(mine, reference)
     return wrong
+
+
+def _returns_alias_wrong(program: Program, fn, compiled) -> int:
+    """Elements of the returns that a write through one return changes on one side only (the
+    compiled call's or eager's), over writes through each return in turn, on fresh inputs."""
+    got = _as_tuple(compiled(*program.make_inputs()))
+    expected = _as_tuple(fn(*program.make_inputs()))
+    keys = [_return_key(position, name) for position, name in enumerate(program.returns)]
+    if len(got) != len(expected):
+        return sum(t.numel() for t in expected)  # nothing to pair: every element unmatched
+    wrong = alias_wrong(keys, got, dict(zip(keys, got)), expected, dict(zip(keys, expected)))
+    return sum(wrong.values())
 
 
 def _verdict_wrong(verdict: Verdict) -> dict[str, int]:

@@ -1,0 +1,174 @@
+"""A generated corpus program that fails to compile is counted (`track_failed_programs`),
+listed in the report with its first error line, gated by `make expected` and makes
+`make history` exit 1, unless `benchmarks/known_failures.py` names it; the corpus's wrong
+counts are gated in both directions, and the report shows each family's attribution. The
+corpus runs for real, with a fake compiler (eager itself, which crashes on the planted
+program)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks import attribution, corpus, known_failures
+from benchmarks.corpus import generate, oracle, run
+from benchmarks.corpus.program import Input, Program, Statement
+from benchmarks.machine import build_folder
+from tools import asv_project, expected, history, report
+from tools import ledger as ledger_repo
+
+ROOT = Path(__file__).resolve().parents[1]
+CRASH = "RuntimeError: planted: the fake compiler crashed"
+PLANTED = Program(
+    (Input("boom", (4, 4), "float32", 1),),
+    (Statement("add_", None, ("boom",), (1,)),),
+    ("boom",),
+)
+"""A well-defined program the fake compiler cannot compile (it names its input `boom`)."""
+IDENTITY = {"installed": True, "torch_version": "2.13.0+cpu", "torch_git_version": "c" * 40}
+
+
+def _fake_compiler(fn, backend):
+    """Eager itself, except for the planted program: a call of it raises."""
+    if "boom" not in fn.__code__.co_varnames:
+        return fn
+
+    def crashes(*args):
+        raise RuntimeError("planted: the fake compiler crashed\nits traceback's second line")
+
+    return crashes
+
+
+@pytest.fixture(scope="module")
+def record():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(oracle, "build", _fake_compiler)
+        programs = [generate.generate(0, 0), PLANTED, generate.generate(0, 1)]
+        return run.run(run.DEFAULT, backends=("inductor",), corpus=programs)
+
+
+def _build(tmp_path: Path, record: dict, commit: str = "0" * 40) -> report.BuildResult:
+    """A build of machine `m` whose results folder (under `tmp_path`) holds the corpus record
+    and whose asv values are the record's counts, as the asv class returns them."""
+    results = tmp_path / "results"
+    folder = results / "generated" / "m" / build_folder(IDENTITY) / "avx2" / "corpus"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{record['corpus']}.json").write_text(json.dumps(record))
+    build = report.BuildResult("torch-2.13.0", commit, "m", IDENTITY, results_dir=results,
+                               tag="torch-2.13.0")  # fmt: skip
+    bench = corpus.Correctness()
+    state = {"corpora": {record["corpus"]: record}}
+    for name in ("track_wrong_programs", "track_wrong_families", "track_failed_programs"):
+        method = getattr(bench, name)
+        build.values[f"corpus.Correctness.{name}"] = {
+            ("inductor", record["corpus"]): method(state, "inductor", record["corpus"])
+        }
+    return build
+
+
+def test_a_program_that_fails_to_compile_is_counted(record):
+    assert [row["error"] is not None for row in record["rows"]] == [False, True, False]
+    assert record["rows"][1]["error"].startswith(CRASH)
+    assert run.count_failed_programs(record, "inductor") == 1
+    state = {"corpora": {run.DEFAULT: record}}
+    assert corpus.Correctness().track_failed_programs(state, "inductor", run.DEFAULT) == 1
+    assert corpus.Correctness.track_failed_programs.unit == "programs"
+
+
+def test_the_report_lists_it_with_its_first_error_line_as_a_failure(record, tmp_path):
+    build = _build(tmp_path, record)
+    lines = "\n".join(report.corpus_lines(build))
+    assert "Failed to compile or run (1 program(s) of `seed0-50`)" in lines
+    assert f"- inductor program 1: `{CRASH}` (not a known state" in lines
+    assert "second line" not in lines
+    failures = report.render([build]).split("## Failures (nobody expected these)", 1)[1]
+    assert f"corpus seed0-50 program 1 (inductor) on torch-2.13.0 (m): {CRASH}" in failures
+
+
+def test_a_known_failure_is_listed_with_its_reason_and_fails_nothing(record, tmp_path,
+                                                                     monkeypatch):  # fmt: skip
+    build = _build(tmp_path, record)
+    known = known_failures.KnownFailure("RuntimeError: planted", "planted here", ("2.13",))
+    monkeypatch.setattr(known_failures, "KNOWN_FAILURES", (known,))
+    assert f"- inductor program 1: `{CRASH}` (known: planted here)" in report.corpus_lines(build)
+    assert "## Failures" not in report.render([build])
+    assert history.corpus_failures([build], {build.commit}) == []
+    other_release = known_failures.KnownFailure("RuntimeError: planted", "planted", ("2.14",))
+    monkeypatch.setattr(known_failures, "KNOWN_FAILURES", (other_release,))
+    assert len(history.corpus_failures([build], {build.commit})) == 1
+
+
+def test_the_report_shows_a_familys_attribution(record, tmp_path):
+    found = {**attribution.empty_result(""), "method": "ablation", "backend": "inductor",
+             "subsystem": "post_grad_passes", "pass": "planted_pass", "seconds": 12.5}  # fmt: skip
+    family = {"backend": "inductor", "family": "add_(i0)", "programs": 2, "members": [0, 2],
+              "repro": "import torch\n", "catalogue": "new", "representative": 2,
+              "attribution": found}  # fmt: skip
+    lines = report.corpus_lines(_build(tmp_path, {**record, "families": [family]}))
+    assert (
+        "  which pass (attributed on the repro, of program 2): `planted_pass` (ablation, "
+        "post_grad_passes), 12.5 s"
+    ) in lines
+
+
+def test_make_expected_gates_the_failed_count(record, tmp_path):
+    measured = expected.measured_rows([_build(tmp_path, record)])
+    failed = [row for row in measured if row.metric == "failed_programs"]
+    assert [(r.scenario, r.control, r.backend, r.size, r.expected, r.margin) for r in failed] == [
+        ("corpus", "seed0-50", "inductor", "-", 1, 0)
+    ]
+    none_failed = [
+        row if row.metric != "failed_programs" else _changed(row, -1) for row in measured
+    ]
+    assert expected.moved(none_failed, measured) == [
+        "torch-2.13.0/corpus/seed0-50/inductor/-/failed_programs: expected 0 +- 0, measured 1 (up)"
+    ]
+
+
+@pytest.mark.parametrize("metric", ["wrong_programs", "wrong_families"])
+@pytest.mark.parametrize(("change", "direction"), [(+1, "down"), (-1, "up")])
+def test_make_expected_gates_the_wrong_counts_both_ways(record, tmp_path, metric, change,
+                                                       direction):  # fmt: skip
+    build = _build(tmp_path, record)
+    build.values[f"corpus.Correctness.track_{metric}"] = {("inductor", run.DEFAULT): 2}
+    measured = expected.measured_rows([build])
+    assert expected.moved(measured, measured) == []
+    file = [_changed(row, change) if row.metric == metric else row for row in measured]
+    assert expected.moved(file, measured) == [
+        f"torch-2.13.0/corpus/seed0-50/inductor/-/{metric}: expected {2 + change} +- 0, "
+        f"measured 2 ({direction})"
+    ]
+
+
+def _changed(row: expected.Row, by: int) -> expected.Row:
+    return expected.Row(*row.key, row.expected + by, row.margin)
+
+
+def test_make_history_exits_1_after_saving_and_publishing(record, tmp_path, monkeypatch):
+    """tools/history.py's main, with asv, publishing and the machine stubbed: the report is
+    written and the site published, then the planted failure makes it exit 1."""
+    for knob in (*history.KNOBS, "WRITEBACK_CORPORA"):
+        monkeypatch.delenv(knob, raising=False)  # a quick run goes elsewhere
+    (tmp_path / ".asv").mkdir()
+    (tmp_path / "results").mkdir()
+    monkeypatch.setattr(history, "ROOT", tmp_path)
+    monkeypatch.setattr(ledger_repo, "DEFAULT_LEDGER", tmp_path / "ledger")
+    monkeypatch.setattr(asv_project, "MACHINE_FILE", tmp_path / ".asv" / "machine.json")
+    monkeypatch.setattr(asv_project, "prepare", lambda machine, results: "m")
+    monkeypatch.setattr(history, "_asv", lambda *args, **kwargs: 0)
+    published = []
+    monkeypatch.setattr(history, "publish", lambda *args: published.append(1) or [])
+
+    def load(results, ledger, machine=None):
+        first = ledger_repo.read_ledger(ledger)[0]
+        return [_build(tmp_path / "loaded", record, first.commit)]
+
+    monkeypatch.setattr(report, "load", load)
+    argv = ["--builds", str(ROOT / "builds.txt"), "--only", "torch-2.13.0", "--no-site-check"]
+    assert history.main(argv) == 1
+    assert published and (tmp_path / "results" / "report.md").is_file()
+    assert "program 1 (inductor)" in (tmp_path / "results" / "report.md").read_text()
+    monkeypatch.setattr(
+        known_failures, "KNOWN_FAILURES", (known_failures.KnownFailure(CRASH, "planted"),)
+    )
+    assert history.main(argv) == 0
