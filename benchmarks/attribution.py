@@ -96,9 +96,16 @@ def attribute(scenario: Scenario, control: Control, size, *, bisector: bool = Tr
     """Which part of Inductor makes `control` break the contract at `size` (see the module).
 
     `bisector=False` goes straight to ablation (to test it alone)."""
+    return attribute_check(_contract_holds(scenario, control, size), bisector=bisector)
+
+
+def attribute_check(holds: Callable[[], bool], *, bisector: bool = True) -> dict:
+    """`attribute` for any compile and check: `holds()` compiles the control afresh through
+    `torch.compile(backend="inductor")` (where the bisector swaps the backend) from a reset
+    dynamo, calls it and says whether the contract held."""
     started = time.perf_counter()
     with _private_compiles():
-        result = _attribute(_contract_holds(scenario, control, size), bisector)
+        result = _attribute(holds, bisector)
     result["seconds"] = round(time.perf_counter() - started, 1)
     return result
 

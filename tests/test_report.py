@@ -110,6 +110,29 @@ def test_skips_and_failures_carry_their_reasons():
     assert report.verdict_state(build, "z", "inductor", 3)[0] == "not run"
 
 
+def test_a_configuration_variants_attribution_is_listed_by_its_variant():
+    build = report.BuildResult("b", "0" * 40, "m", {"installed": True})
+    bisected = {"method": "compiler_bisector", "backend": "inductor", "pass": "reinplace",
+                "subsystem": "post_grad_passes", "bisect_number": 10, "seconds": 9.0}  # fmt: skip
+    build.probe = {
+        ("snapshot_swap", "x", "inductor", 3): {"attribution": bisected},
+        ("snapshot_swap_configs", "x", "cpp_wrapper-fp32", None): {"attribution": bisected},
+        ("snapshot_swap_configs", "x", "cpp_wrapper-bf16", None): {
+            "attribution": {"note": "attributed at the first wrong input, cpp_wrapper-fp32"}
+        },
+        ("snapshot_swap_configs", "x", "aoti-fp32", None): {
+            "attribution": {"note": "not attributed: AOTInductor is not torch.compile"}
+        },
+        ("snapshot_swap_configs", "x", "export-fp32", None): {"attribution": None},
+    }
+    how = "`reinplace` (compiler_bisector, post_grad_passes, #10), 9.0 s"
+    assert report.attribution_lines(build) == [
+        f"- snapshot_swap.x (3): {how}",
+        "- snapshot_swap_configs.x (aoti-fp32): not attributed: AOTInductor is not torch.compile",
+        f"- snapshot_swap_configs.x (cpp_wrapper-fp32): {how}",
+    ]
+
+
 def test_no_results_is_said_plainly():
     assert "No results yet" in report.render([])
 

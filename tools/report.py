@@ -411,15 +411,12 @@ def corpus_lines(build: BuildResult) -> list[str]:
 
 
 def attribution_lines(build: BuildResult) -> list[str]:
-    """What attribution found for each wrong Inductor row of this build, and its time."""
+    """What attribution found for each wrong Inductor row of this build (a configuration
+    variant's among them), and its time."""
     lines = []
     for (scenario, control, backend, n), row in sorted(build.probe.items(), key=str):
         found = row.get("attribution")
-        if (
-            backend != "inductor"
-            or not found
-            or str(found.get("note", "")).startswith("attributed at the first wrong size")
-        ):
+        if not found or str(found.get("note", "")).startswith("attributed at the first wrong"):
             continue
         where = f"{found.get('subsystem') or found.get('backend') or '-'}"
         where += f", #{found['bisect_number']}" if found.get("bisect_number") else ""
@@ -431,7 +428,8 @@ def attribution_lines(build: BuildResult) -> list[str]:
             note = str(found.get("note"))
             how = note if note.startswith("not attributed") else f"not attributed: {note}"
         seconds = f", {found['seconds']} s" if found.get("seconds") is not None else ""
-        lines.append(f"- {scenario}.{control} ({words.size_cell(n)}): {how}{seconds}")
+        at = backend if n is None else words.size_cell(n)  # a variant's row: its name
+        lines.append(f"- {scenario}.{control} ({at}): {how}{seconds}")
     return lines
 
 
