@@ -2,7 +2,9 @@
 
 Every shim either returns what the running torch provides or raises `Unsupported` with the
 reason; none of them guesses silently. `Unsupported` is a `NotImplementedError`, which asv
-records as a skip (n/a) when it is raised in a benchmark's setup.
+records as a skip (n/a) when it is raised in a benchmark's setup, so a shim turns into it only
+the exceptions by which a release says it lacks what was asked (an `ImportError` or a missing
+attribute, each named in its docstring); any other exception propagates, a failure to look at.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ class Unsupported(NotImplementedError):
 
 
 def torch_identity() -> dict[str, str]:
-    """The installed build: `torch.__version__` and the upstream commit it was built from."""
+    """The installed build: `torch.__version__` and the upstream commit it was built from.
+
+    Every release; one without `torch.version.git_version` says `unknown`."""
     git_version = getattr(getattr(torch, "version", None), "git_version", None) or "unknown"
     return {"torch_version": str(torch.__version__), "torch_git_version": str(git_version)}
 
@@ -35,7 +39,9 @@ def build_key() -> str:
 
 
 def missing_attributes(dotted_names: tuple[str, ...]) -> list[str]:
-    """The names in `dotted_names` (such as `torch._foreach_copy_`) this torch does not have."""
+    """The names in `dotted_names` (such as `torch._foreach_copy_`) this torch does not have.
+
+    Every release (a name is missing where `getattr` finds none)."""
     missing = []
     for dotted in dotted_names:
         head, *rest = dotted.split(".")
@@ -51,12 +57,19 @@ def missing_attributes(dotted_names: tuple[str, ...]) -> list[str]:
 
 
 def import_problem(module: str) -> str | None:
-    """Why `module` cannot be imported next to this torch, or None when it can."""
+    """Why `module` cannot be imported next to this torch, or None when it can.
+
+    Every release. A client library built for newer releases fails to import on older ones
+    with an `ImportError` (a module it imports is missing, or a name in one: a dependency left
+    out, an API of a later torch) or an `AttributeError` (an attribute of torch it reads at
+    import is missing); either is the reason returned. Any other exception propagates: the
+    client is broken in a way no release explains.
+    """
     if not module:
         return None
     try:
         importlib.import_module(module)
-    except Exception as exc:  # an ImportError, or a client that fails against this torch
+    except (ImportError, AttributeError) as exc:
         first = (str(exc).strip().splitlines() or [""])[0]
         return f"{module} cannot be imported with torch {torch.__version__}: {first[:300]}"
     return None
@@ -66,7 +79,8 @@ def set_single_thread() -> None:
     """One runtime thread, one inter-op thread, one compile thread (the write-up's settings).
 
     `set_num_interop_threads` raises once inter-op work has started; by then the count is
-    whatever OMP/ATen chose at start-up, which `benchmarks/__init__.py` fixes to 1.
+    whatever OMP/ATen chose at start-up, which `benchmarks/__init__.py` fixes to 1. Every
+    release; Inductor's `compile_threads` is set where the release has it.
     """
     torch.set_num_threads(1)
     with contextlib.suppress(RuntimeError):
@@ -106,8 +120,9 @@ def fresh_inductor_cache():
     """Inductor's own context for a private, temporary cache directory: it also clears the
     in-process caches that remember paths inside it, on entry and on exit.
 
-    `torch._inductor.utils.fresh_cache`; older releases call it `fresh_inductor_cache` (2.13 and
-    2.15 have both names).
+    `torch._inductor.utils.fresh_cache` in the releases that have that name (2.13 and 2.15 keep
+    the older one too); `fresh_inductor_cache` in the releases before the rename. A release
+    with neither raises `Unsupported`.
     """
     from torch._inductor import utils
 
@@ -173,7 +188,10 @@ def _isa_check_cache():
 
 
 def cxx_compiler_problem() -> str | None:
-    """Why Inductor cannot build CPU kernels here, or None when a C++ compiler is found."""
+    """Why Inductor cannot build CPU kernels here, or None when a C++ compiler is found.
+
+    Every release: `torch._inductor.config.cpp.cxx` names the compilers Inductor searches
+    (`g++` where a release lacks it)."""
     inductor_config = _inductor_config()
     cxx = getattr(getattr(inductor_config, "cpp", None), "cxx", (None, "g++"))
     names = [name for name in cxx if name] if isinstance(cxx, tuple) else [cxx]
@@ -189,8 +207,12 @@ def inductor_cxx() -> str:
     """The C++ compiler Inductor builds its CPU kernels with (a path or a command name).
 
     `torch._inductor.cpp_builder.get_cpp_compiler` from 2.5 on, `codecache.cpp_compiler` from
-    2.0 to 2.4; both search `config.cpp.cxx` and honour `$CXX`.
+    2.0 to 2.4; both search `config.cpp.cxx` and honour `$CXX`, and where none of them runs
+    raise `torch._inductor.exc.InvalidCxxCompiler` (every 2.x release): that, and only that,
+    is `Unsupported` here.
     """
+    from torch._inductor.exc import InvalidCxxCompiler
+
     try:
         from torch._inductor.cpp_builder import get_cpp_compiler
     except ImportError:
@@ -200,13 +222,14 @@ def inductor_cxx() -> str:
             raise Unsupported(f"torch {torch.__version__} names no Inductor C++ compiler") from exc
     try:
         return get_cpp_compiler()
-    # Inductor's own "no valid compiler" error, whose class moved between releases
-    except Exception as exc:
+    except InvalidCxxCompiler as exc:
         raise Unsupported(cxx_compiler_problem() or f"no C++ compiler for Inductor: {exc}") from exc
 
 
 def profiled_call(fn, *args):
-    """Call `fn(*args)` once under the CPU profiler with memory events, return the profile."""
+    """Call `fn(*args)` once under the CPU profiler with memory events, return the profile.
+
+    Every 2.x release (`torch.profiler.profile` with `profile_memory`)."""
     activities = [torch.profiler.ProfilerActivity.CPU]
     with torch.profiler.profile(activities=activities, profile_memory=True) as prof:
         fn(*args)
@@ -227,12 +250,13 @@ def memory_events(prof) -> list[tuple[int, int]]:
 
 
 def _start_ns(event) -> int:
+    """A kineto event's start: `start_ns` where the release has it, else `start_us`."""
     if hasattr(event, "start_ns"):
         return int(event.start_ns())
     return int(event.start_us()) * 1000
 
 
 def event_names(prof) -> list[str]:
-    """Names of every raw profiler event, in time order."""
+    """Names of every raw profiler event, in time order (`kineto_results`, 1.9 on)."""
     events = sorted(prof.profiler.kineto_results.events(), key=_start_ns)
     return [event.name() for event in events]

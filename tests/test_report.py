@@ -124,6 +124,29 @@ def test_a_wrong_cell_names_every_pass_the_attribution_kept():
     assert line.startswith("- snapshot_swap.x (3): `first + third` (ablation, ")
 
 
+def test_a_configuration_variants_attribution_is_listed_by_its_variant():
+    build = report.BuildResult("b", "0" * 40, "m", {"installed": True})
+    bisected = {"method": "compiler_bisector", "backend": "inductor", "pass": "reinplace",
+                "subsystem": "post_grad_passes", "bisect_number": 10, "seconds": 9.0}  # fmt: skip
+    build.probe = {
+        ("snapshot_swap", "x", "inductor", 3): {"attribution": bisected},
+        ("snapshot_swap_configs", "x", "cpp_wrapper-fp32", None): {"attribution": bisected},
+        ("snapshot_swap_configs", "x", "cpp_wrapper-bf16", None): {
+            "attribution": {"note": "attributed at the first wrong input, cpp_wrapper-fp32"}
+        },
+        ("snapshot_swap_configs", "x", "aoti-fp32", None): {
+            "attribution": {"note": "not attributed: AOTInductor is not torch.compile"}
+        },
+        ("snapshot_swap_configs", "x", "export-fp32", None): {"attribution": None},
+    }
+    how = "`reinplace` (compiler_bisector, post_grad_passes, #10), 9.0 s"
+    assert report.attribution_lines(build) == [
+        f"- snapshot_swap.x (3): {how}",
+        "- snapshot_swap_configs.x (aoti-fp32): not attributed: AOTInductor is not torch.compile",
+        f"- snapshot_swap_configs.x (cpp_wrapper-fp32): {how}",
+    ]
+
+
 def test_no_results_is_said_plainly():
     assert "No results yet" in report.render([])
 

@@ -1,21 +1,26 @@
 """The configuration scenario: its inputs against eager, skips and errors, the asv class.
 
 Nothing here assumes which variant this torch compiles correctly: the compiled tests check
-that every variant is measured and that the record, probe.json, the package cache and the
-asv class agree with one another.
+that every variant is measured and that the record, probe.json, the kept packages and the
+asv class agree with one another, and plant the faults they must catch (an aliasing-only
+fault, a pass that breaks the call only under one configuration).
 """
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
 
-from benchmarks import snapshot_swap, snapshot_swap_configs
+from benchmarks import attribution, snapshot_swap, snapshot_swap_configs
 from benchmarks.compat import Unsupported
 from benchmarks.contract import check
+from benchmarks.probes import variants
+from benchmarks.probes.configs import CONFIGURATIONS, Configuration, build_for
 from benchmarks.probes.probe import HarnessFailure
-from benchmarks.probes.variants import find_variant_row, usable_variant_row
+from benchmarks.probes.variants import Variant, find_variant_row, usable_variant_row
 from benchmarks.scenario import Control
+from tests.test_attribution import swap_copy_sources
 from tools import check_snapshot_swap
 
 VARIANTS = {v.name: v for v in snapshot_swap_configs.VARIANTS}
@@ -37,6 +42,28 @@ def half_swap(a, b):
 def breaks_the_graph(a, b):
     torch._dynamo.graph_break()
     return snapshot_swap.select_swap(a, b)
+
+
+def no_swap(a, b):
+    """Another program than any control: it mutates nothing and returns copies."""
+    return b.clone(), a.clone()
+
+
+SELECT_SWAP = snapshot_swap.SWAP.control("select_swap")
+
+
+def returning_copies(monkeypatch) -> None:
+    """The planted aliasing-only fault: every configuration's compiled call returns copies of
+    what it returns. Every value stays as it was; eager's swap returns its inputs themselves."""
+    real = variants.build_for
+
+    def build(config, fn, example_inputs, package_dir):
+        built = real(config, fn, example_inputs, package_dir)
+        call = built.call
+        built.call = lambda *inputs: tuple(t.clone() for t in call(*inputs))
+        return built
+
+    monkeypatch.setattr(variants, "build_for", build)
 
 
 def test_every_configuration_on_fp32_and_every_input_under_inductor():
@@ -117,6 +144,92 @@ def test_inputs_whose_eager_call_breaks_the_contract_make_every_row_a_harness_fa
             usable_variant_row(record, "half_swap", row["variant"])
 
 
+NOT_ATTRIBUTED = {
+    "cpp_wrapper": "not run: WRITEBACK_ATTRIBUTION=0",  # tests switch it off (conftest.py)
+    "aoti": "not attributed: AOTInductor builds its package through torch.export",
+    "export": "not attributed: the exported program runs uncompiled",
+}
+
+
+@pytest.mark.parametrize("config", list(NOT_ATTRIBUTED))
+def test_an_alias_only_fault_is_wrong_in_the_record_the_asv_class_and_the_check(
+    config, monkeypatch
+):
+    """Every configuration's row carries the alias probe: copies returned where eager returns
+    its inputs are wrong in `alias_a` and `alias_b`, whatever the values, and the row says
+    why it has no attribution, never leaves it out."""
+    returning_copies(monkeypatch)
+    variant = VARIANTS[f"{config}-fp32"]
+    record = snapshot_swap_configs.probe((variant,), (SELECT_SWAP,))
+    (row,) = record["rows"]
+    assert row["error"] is None and row["skipped"] is None, row
+    assert (row["wrong_elements"]["alias_a"], row["wrong_elements"]["alias_b"]) == (3, 3)
+    assert row["attribution"]["note"].startswith(NOT_ATTRIBUTED[config]), row["attribution"]
+    bench = snapshot_swap_configs.Correctness()
+    bench.setup(record, "select_swap", variant.name)
+    total = bench.track_wrong_elements(record, "select_swap", variant.name)
+    assert total == row["wrong_elements"]["total"] >= 6
+    (json_row,) = check_snapshot_swap.variant_json_rows(record)
+    cell = check_snapshot_swap._cell(json_row)
+    assert cell.startswith("wrong: ") and "alias_a 3, alias_b 3" in cell, cell
+    assert json_row["attribution"] == row["attribution"]
+
+
+SWAPPED_COPIES = Configuration(
+    "swapped_copies", options={"post_grad_custom_post_pass": swap_copy_sources}
+)
+"""A configuration only this test has: Inductor with a post-grad pass that swaps the sources
+of the first two copies (tests/test_attribution.py), so the call is wrong only under it."""
+
+
+def test_a_wrong_row_is_attributed_under_its_configuration_at_its_first_wrong_input(
+    monkeypatch,
+):
+    monkeypatch.setenv("WRITEBACK_ATTRIBUTION", "1")
+    monkeypatch.setitem(CONFIGURATIONS, SWAPPED_COPIES.name, SWAPPED_COPIES)
+    swapped = tuple(
+        Variant(SWAPPED_COPIES.name, kind, snapshot_swap_configs.INPUTS[kind])
+        for kind in ("fp32", "int64")
+    )
+    first, later = snapshot_swap_configs.probe(swapped, (SELECT_SWAP,))["rows"]
+    assert first["wrong_elements"]["total"] > 0 and later["wrong_elements"]["total"] > 0
+    found = first["attribution"]
+    assert found["pass"] == "swap_copy_sources" and found["subsystem"] == "post_grad_passes", found
+    assert found["seconds"] > 0 and first["attribution_error"] is None
+    assert later["attribution"] == attribution.empty_result(
+        "attributed at the first wrong input, swapped_copies-fp32"
+    )
+
+
+@pytest.mark.parametrize(
+    ("raised", "note"),
+    [
+        (Unsupported("no bisector here"), "not attributed: no bisector here"),
+        (RuntimeError("the bisector crashed"), "attribution failed: RuntimeError: the bisector"),
+    ],
+    ids=["unsupported", "crash"],
+)
+def test_an_attribution_that_cannot_run_or_crashes_leaves_the_wrong_verdict(
+    raised, note, monkeypatch
+):
+    monkeypatch.setenv("WRITEBACK_ATTRIBUTION", "1")
+    returning_copies(monkeypatch)
+
+    def attribute_check(holds):
+        raise raised
+
+    monkeypatch.setattr(attribution, "attribute_check", attribute_check)
+    record = snapshot_swap_configs.probe((VARIANTS["inductor-fp32"],), (SELECT_SWAP,))
+    (row,) = record["rows"]
+    assert row["attribution"]["note"].startswith(note), row["attribution"]
+    crashed = not isinstance(raised, Unsupported)
+    assert (row["attribution_error"] is not None) == crashed, row
+    assert row["error"] is None and row["skipped"] is None, row
+    bench = snapshot_swap_configs.Correctness()
+    bench.setup(record, "select_swap", "inductor-fp32")
+    assert bench.track_wrong_elements(record, "select_swap", "inductor-fp32") >= 6
+
+
 @pytest.fixture(scope="module")
 def every_variant(tmp_path_factory):
     root = tmp_path_factory.mktemp("configs")
@@ -135,21 +248,32 @@ def test_every_variant_is_compiled_and_measured(every_variant):
         assert row["n"] == variant.make_case().inputs["a"].numel()
         wrong = row["wrong_elements"]
         assert wrong["total"] == sum(v for k, v in wrong.items() if k != "total")
+        assert {"alias_a", "alias_b"} <= set(wrong)  # the same contract on every row
         assert (row["package"] is not None) == (row["config"] == "aoti")
+        wrong_verdict = wrong["total"] > 0 or row["storages_moved"] > 0
+        assert (row["attribution"] is not None) == wrong_verdict, row
 
 
 @pytest.mark.slow
-def test_the_record_is_kept_and_the_package_reused_with_the_same_verdict(every_variant):
+def test_the_record_is_kept_and_a_package_kept_earlier_is_rebuilt_never_loaded(
+    every_variant, tmp_path
+):
+    """A package of another program planted where the control's package is kept: the next
+    run builds the control's package again, and its verdict is the fresh build's."""
     record, root = every_variant
     folder = root / record["machine"] / record["build"] / record["isa"] / "snapshot_swap_configs"
     assert json.loads((folder / "probe.json").read_text())["rows"] == record["rows"]
     built = find_variant_row(record, "explicit_copies", "aoti-fp32")
-    assert built["package_reused"] is False and built["package"].startswith(str(folder))
+    kept = Path(built["package"])
+    assert kept.parent == folder / "packages" and kept.is_file()
+    inputs = snapshot_swap_configs.fp32_case().inputs.values()
+    other = build_for(CONFIGURATIONS["aoti"], no_swap, inputs, tmp_path)
+    planted = Path(other.package).read_bytes()
+    kept.write_bytes(planted)
     control = snapshot_swap.SWAP.control("explicit_copies")
-    again = snapshot_swap_configs.probe((VARIANTS["aoti-fp32"],), (control,), root=root)
-    reused = again["rows"][0]
-    assert reused["package_reused"] is True and reused["package"] == built["package"]
-    assert reused["wrong_elements"] == built["wrong_elements"]
+    (again,) = snapshot_swap_configs.probe((VARIANTS["aoti-fp32"],), (control,), root=root)["rows"]
+    assert again["package"] == built["package"] and kept.read_bytes() != planted
+    assert again["wrong_elements"] == built["wrong_elements"]
 
 
 @pytest.mark.slow

@@ -200,7 +200,8 @@ def variant_json_rows(record: dict) -> list[dict]:
     """One row per (control, variant), with its `config` and `input` (null: not measured)."""
     keys = (
         "control", "variant", "config", "input", "n", "wrong_elements", "storages_moved",
-        "skipped", "error", "harness_failure", "package", "package_reused", "seconds",
+        "skipped", "error", "harness_failure", "package", "attribution", "attribution_error",
+        "seconds",
     )  # fmt: skip
     ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
     return [

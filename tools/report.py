@@ -490,22 +490,20 @@ def failed_programs(builds: list[BuildResult]) -> list[FailedProgram]:
 
 
 def attribution_lines(build: BuildResult) -> list[str]:
-    """What attribution found for each wrong Inductor row of this build, and its time."""
+    """What attribution found for each wrong Inductor row of this build (a configuration
+    variant's among them), and its time."""
     lines = []
     for (scenario, control, backend, n), row in sorted(build.probe.items(), key=str):
         found = row.get("attribution")
-        if (
-            backend != "inductor"
-            or not found
-            or str(found.get("note", "")).startswith("attributed at the first wrong size")
-        ):
+        if not found or str(found.get("note", "")).startswith("attributed at the first wrong"):
             continue
         how = (
             f"ATTRIBUTION FAILED: {row['attribution_error']}"
             if row.get("attribution_error")
             else attribution_text(found)
         )
-        lines.append(f"- {scenario}.{control} ({words.size_cell(n)}): {how}")
+        at = backend if n is None else words.size_cell(n)  # a variant's row: its name
+        lines.append(f"- {scenario}.{control} ({at}): {how}")
     return lines
 
 

@@ -11,9 +11,11 @@
 
 Every builder returns a callable that takes the inputs positionally, already compiled (the
 first call, on inputs of the same kind, has been made), so the call that is checked is a warm
-one as in the suite's `inductor` rows. An AOTInductor package takes tens of seconds to build:
-given a folder, the package is kept there under a name that hashes everything it was built
-from (the control's source, the inputs' dtypes, shapes and strides), and loaded again later.
+one as in the suite's `inductor` rows. An AOTInductor package is built afresh on every call
+and loaded from the file that build wrote: given a folder, the package is kept there for
+inspection (named by the control and a digest of its source and of the inputs' dtypes, shapes
+and strides), replacing the one an earlier run kept; a kept package is never loaded, so no
+verdict comes from a package built from another graph, configuration or torch build.
 """
 
 from __future__ import annotations
@@ -43,13 +45,27 @@ AOTI_API = (
 class Configuration:
     """One way users compile: `options` patch torch._inductor.config, `compile_kwargs` go to
     torch.compile; `route` is `compile`, `aoti` or `export`; `requires` the torch attributes
-    it cannot run without."""
+    it cannot run without; `attribution_problem` why `benchmarks/attribution.py` cannot name
+    the pass behind a wrong call compiled this way (empty where it can)."""
 
     name: str
     route: str = "compile"
     options: dict = field(default_factory=dict)
     compile_kwargs: dict = field(default_factory=dict)
     requires: tuple[str, ...] = ()
+    attribution_problem: str = ""
+
+    def options_patched(self):
+        """A context in which torch._inductor.config holds `options`."""
+        return torch._inductor.config.patch(self.options)
+
+
+AOTI_NOT_ATTRIBUTED = (
+    "AOTInductor builds its package through torch.export and aoti_compile_and_package, not "
+    "torch.compile, so the compiler bisector cannot swap its backend, and ablation would "
+    "rebuild the whole package once for each of the tens of passes it tries"
+)
+EXPORT_NOT_ATTRIBUTED = "the exported program runs uncompiled: no Inductor pass to name"
 
 
 CONFIGURATIONS = {
@@ -72,8 +88,12 @@ CONFIGURATIONS = {
             compile_kwargs={"mode": "max-autotune-no-cudagraphs"},
             requires=("torch._inductor.list_mode_options",),
         ),
-        Configuration("aoti", route="aoti", requires=AOTI_API),
-        Configuration("export", route="export", requires=EXPORT_API),
+        Configuration(
+            "aoti", route="aoti", requires=AOTI_API, attribution_problem=AOTI_NOT_ATTRIBUTED
+        ),
+        Configuration(
+            "export", route="export", requires=EXPORT_API, attribution_problem=EXPORT_NOT_ATTRIBUTED
+        ),
     )
 }
 
@@ -97,11 +117,10 @@ def configuration_problem(config: Configuration) -> str | None:
 
 @dataclass
 class Built:
-    """A ready callable; for `aoti`, the package it runs and whether it was built earlier."""
+    """A ready callable; for `aoti`, the package it runs (built by this call)."""
 
     call: Callable
     package: str | None = None
-    package_reused: bool | None = None
 
 
 def build_for(config: Configuration, fn, example_inputs, package_dir: Path | None) -> Built:
@@ -126,7 +145,7 @@ def _compiled(config: Configuration, fn, example_inputs) -> Callable:
 
     def call(*inputs):
         # the options must hold whenever dynamo may compile, and dynamo does not guard on them
-        with torch._inductor.config.patch(config.options):
+        with config.options_patched():
             return compiled(*inputs)
 
     call(*example_inputs)
@@ -149,27 +168,27 @@ def _exported(fn, example_inputs):
 
 
 def _aoti(fn, example_inputs, package_dir: Path | None) -> Built:
+    """A package built now from `fn` and loaded from the file this build wrote (see the module:
+    one kept from an earlier run is removed first, never loaded)."""
     example_inputs = tuple(example_inputs)
     if package_dir is None:
         package_dir = Path(tempfile.mkdtemp(prefix="writeback-aoti-"))
-    package = package_dir / f"{package_key(fn, example_inputs)}.pt2"
-    reused = package.exists()
-    if not reused:
-        package_dir.mkdir(parents=True, exist_ok=True)
-        partial = package.with_suffix(".partial.pt2")
+    package_dir.mkdir(parents=True, exist_ok=True)
+    package = package_dir / f"{package_name(fn, example_inputs)}.pt2"
+    partial = package.with_suffix(".partial.pt2")
+    for earlier in (package, partial):
         with contextlib.suppress(FileNotFoundError):
-            partial.unlink()
-        built = torch._inductor.aoti_compile_and_package(
-            _exported(fn, example_inputs), package_path=str(partial)
-        )
-        Path(built).replace(package)
-    runner = torch._inductor.aoti_load_package(str(package))
-    return Built(runner, package=str(package), package_reused=reused)
+            earlier.unlink()
+    built = torch._inductor.aoti_compile_and_package(
+        _exported(fn, example_inputs), package_path=str(partial)
+    )
+    Path(built).replace(package)
+    return Built(torch._inductor.aoti_load_package(str(package)), package=str(package))
 
 
-def package_key(fn, inputs) -> str:
+def package_name(fn, inputs) -> str:
     """The control's name and a digest of its source and of every input's dtype, shape and
-    stride: a package is reused only for the very program it was built from."""
+    stride: the file a package of this program is kept in."""
     spec = [(str(t.dtype), tuple(t.shape), tuple(t.stride())) for t in inputs]
     text = f"{inspect.getsource(fn)}\n{spec}"
     return f"{fn.__name__}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"

@@ -373,8 +373,15 @@ def _attribute(row: dict, scenario, control, n, attribute_at) -> None:
             f"attributed at the first wrong size, {attribute_at}"
         )
         return
+    record_attribution(row, lambda: attribution.attribute_if_enabled(scenario, control, n))
+
+
+def record_attribution(row: dict, attribute) -> None:
+    """`row["attribution"] = attribute()`, the verdict untouched whatever it raises: where the
+    build cannot attribute (`Unsupported`) the result says why; where attribution crashes it
+    says how, and `attribution_error` names the crash (a failure of its own)."""
     try:
-        row["attribution"] = attribution.attribute_if_enabled(scenario, control, n)
+        row["attribution"] = attribute()
     except Unsupported as exc:
         row["attribution"] = attribution.empty_result(f"not attributed: {exc}")
     except Exception as exc:

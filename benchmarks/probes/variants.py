@@ -1,8 +1,16 @@
 """Probe controls under (configuration, input) variants: one row per (control, variant).
 
 A variant pairs a way of compiling (`configs.py`) with a kind of input (a case builder). Each
-row holds the contract's verdict for one warm call, a skip with the reason where the build
-lacks the configuration or an API the control needs, or the error a compile crashed with.
+row holds the contract's verdict for one warm call (every coordinate, the output alias probe
+against the eager control included), a skip with the reason where the build lacks the
+configuration or an API the control needs, or the error a compile crashed with.
+
+A wrong row carries `attribution` (`benchmarks/attribution.py`): the pass behind it, found by
+recompiling under the row's configuration once per (control, configuration), at its first
+wrong input kind; later wrong inputs point there, and a configuration attribution cannot
+recompile (`Configuration.attribution_problem`) says why. An attribution that crashes leaves
+the verdict as it is and names the crash in `attribution_error`.
+
 Before anything is compiled, every control runs eagerly on every kind of input: an eager call
 that breaks the contract means the inputs or their expectations are wrong, and every row on
 those inputs says so as a harness failure (`harness_failure`: no verdict can be trusted there).
@@ -18,18 +26,19 @@ from pathlib import Path
 
 import torch
 
-from .. import artifacts, pool
+from .. import artifacts, attribution, pool
 from ..compat import Unsupported, build_key, missing_attributes, torch_identity
 from ..contract import Case, Verdict, check
 from ..machine import machine_name
 from ..scenario import Control
-from .configs import CONFIGURATIONS, build_for
+from .configs import CONFIGURATIONS, Built, build_for
 from .probe import (
     HarnessFailure,
     _describe_error,
     _set_verdict,
     isa,
     ready_to_compile,
+    record_attribution,
     row_verdict,
 )
 
@@ -59,7 +68,7 @@ def probe_variants(
     """Probe every (control, variant); return the record (JSON-ready, picklable).
 
     With `artifacts_root`, the record is saved as probe.json in the scenario's folder and
-    AOTInductor packages are kept under it (`packages/`), to be loaded on later runs.
+    AOTInductor packages are kept under it (`packages/`) for inspection, never loaded again.
     `inductor_cache(config)`: the Inductor cache folder of each configuration, emptied before
     the first compile, so no verdict depends on what another configuration or run left there.
     `workers`: how many processes probe controls side by side (`benchmarks/pool.py`).
@@ -114,10 +123,14 @@ def _probe_control(control: Control, variants, folder, caches, threads: int) -> 
         for kind, verdict in verdicts.items()
     }
     rows = []
+    first_wrong: dict[str, str] = {}  # configuration -> its first wrong variant, attributed
     for variant in variants:
         if caches is not None:
             artifacts.use_inductor_cache(caches[variant.config])
-        rows.append(_probe_one(control, variant, verdicts.get(variant.input), folder))
+        row = _probe_one(control, variant, verdicts.get(variant.input), folder)
+        if row["wrong_elements"] is not None and not row_verdict(row).ok:
+            _attribute(row, control, variant, first_wrong)
+        rows.append(row)
     return references, rows
 
 
@@ -174,15 +187,43 @@ def _probe_one(control: Control, variant: Variant, reference: Verdict | None, fo
 
 def _measure(row: dict, control: Control, variant: Variant, folder) -> None:
     packages = folder / "packages" if folder is not None else None
+    built, case, verdict = _compiled_verdict(control, variant, packages)
+    _set_verdict(row, verdict, case)
+    row["n"] = case.inputs[next(iter(case.inputs))].numel()
+    row["package"] = built.package
+
+
+def _attribute(row: dict, control: Control, variant: Variant, first_wrong: dict) -> None:
+    """The wrong row's `attribution` (see the module); `first_wrong` is the control's record of
+    which configurations were attributed, and where."""
+    config = CONFIGURATIONS[variant.config]
+    record_attribution(row, lambda: _attribution(control, variant, config, first_wrong))
+
+
+def _attribution(control: Control, variant: Variant, config, first_wrong: dict) -> dict:
+    if config.attribution_problem:
+        return attribution.empty_result(f"not attributed: {config.attribution_problem}")
+    if config.name in first_wrong:
+        return attribution.empty_result(
+            f"attributed at the first wrong input, {first_wrong[config.name]}"
+        )
+    first_wrong[config.name] = variant.name
+    if not attribution.enabled():
+        return attribution.empty_result(f"not run: {attribution.KNOB}=0")
+    with config.options_patched():  # custom passes among them: the ablation's candidates
+        return attribution.attribute_check(
+            lambda: _compiled_verdict(control, variant, packages=None)[2].ok
+        )
+
+
+def _compiled_verdict(control: Control, variant: Variant, packages) -> tuple[Built, Case, Verdict]:
+    """`control` compiled afresh the way the variant's configuration does, and the contract's
+    verdict on a warm call on the variant's inputs, eager's aliasing included."""
     with torch.no_grad():
         config = CONFIGURATIONS[variant.config]
         built = build_for(config, control.fn, variant.make_case().inputs.values(), packages)
         case = variant.make_case()
-        verdict = check(built.call, case)
-    _set_verdict(row, verdict, case)
-    row["n"] = case.inputs[next(iter(case.inputs))].numel()
-    row["package"] = built.package
-    row["package_reused"] = built.package_reused
+        return built, case, check(built.call, case, reference=control.fn)
 
 
 def _empty_row(control: str, variant: Variant) -> dict:
@@ -201,7 +242,8 @@ def _empty_row(control: str, variant: Variant) -> dict:
         "error": None,
         "harness_failure": None,
         "package": None,
-        "package_reused": None,
+        "attribution": None,
+        "attribution_error": None,
         "seconds": None,
     }
 
