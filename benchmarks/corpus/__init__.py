@@ -29,7 +29,7 @@ class Correctness:
 
     params = [list(run.BACKENDS), list(run.CORPORA)]
     param_names = ["backend", "corpus"]
-    # seconds for setup_cache: the default corpus took 75-89 s a build, seed0-200 1,390 s
+    # seconds for setup_cache: the default corpus took 31-33 s a build, seed0-200 1,136-1,390 s
     timeout = 3600
     version = "writeback-1"
 
