@@ -6,10 +6,16 @@
 #          make history ISA=avx2                 (measure as this host's avx2 machine)
 #          make history SIZES=3                  (a quick check into .asv/quick/: results/ untouched)
 #          make history SHARD=1/2                (only the 1st of 2 slices of the builds: a CI job)
+#          make history BENCH='^snapshot_swap\.' (only the benchmarks whose name matches; the
+#                                                rest run next time)
 #          make merge FROM="dir1 dir2"           (merge shards' results folders, publish, report)
 #          make asv ARGS="find ..."              (asv itself, with this project's machine)
 #          make expected                         (latest results against expected/<isa>.csv)
 #          make compare BASE=torch-2.14.1 HEAD=torch-2.15.0   (what flipped or moved)
+#          PYTHON=python3.11                     (the Python that creates .venv/)
+# Every value reaches the commands as it is, never read by the shell: ONLY, FROM and ARGS are
+# split at spaces, each word one argument (quotes inside them are kept as characters); every
+# other value is one argument, spaces included.
 
 PYTHON ?= python3
 BUILDS ?= builds.txt
@@ -17,45 +23,54 @@ ONLY ?=
 ISA ?=
 SIZES ?=
 SHARD ?=
+BENCH ?=
 FROM ?=
 ARGS ?=
+BASE ?=
+HEAD ?=
 VENV := .venv
 PY := $(VENV)/bin/python
+
+# q: the value as one shell word (in single quotes; a ' inside it becomes '\'')
+q = '$(subst ','\'',$(1))'
+# each_word: each space-separated word of the value as one shell word
+each_word = $(foreach word,$(1),$(call q,$(word)))
 
 .PHONY: history merge test lint asv expected compare
 
 $(VENV)/.installed-tools: requirements/tools.txt
 	@bash tools/preflight.sh history
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/tools.txt
-	@touch $@
+	@test -x $(call q,$(PY)) || $(call q,$(PYTHON)) -m venv $(call q,$(VENV))
+	$(call q,$(PY)) -m pip install --quiet --disable-pip-version-check -r requirements/tools.txt
+	@touch $(call q,$@)
 
 $(VENV)/.installed-test: requirements/test.txt requirements/tools.txt
 	@bash tools/preflight.sh test
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/test.txt
-	@touch $@ $(VENV)/.installed-tools
+	@test -x $(call q,$(PY)) || $(call q,$(PYTHON)) -m venv $(call q,$(VENV))
+	$(call q,$(PY)) -m pip install --quiet --disable-pip-version-check -r requirements/test.txt
+	@touch $(call q,$@) $(call q,$(VENV)/.installed-tools)
 
 history: $(VENV)/.installed-tools
-	$(if $(ISA),WRITEBACK_ISA=$(ISA)) $(if $(SIZES),WRITEBACK_SIZES=$(SIZES)) \
-	  $(PY) -m tools.history --builds $(BUILDS) $(if $(ONLY),--only $(ONLY)) \
-	  $(if $(SHARD),--shard $(SHARD)) $(if $(BENCH),--bench '$(BENCH)')
+	$(if $(ISA),WRITEBACK_ISA=$(call q,$(ISA))) $(if $(SIZES),WRITEBACK_SIZES=$(call q,$(SIZES))) \
+	  $(call q,$(PY)) -m tools.history --builds $(call q,$(BUILDS)) \
+	  $(if $(ONLY),--only $(call each_word,$(ONLY))) $(if $(SHARD),--shard $(call q,$(SHARD))) \
+	  $(if $(BENCH),--bench $(call q,$(BENCH)))
 
 merge: $(VENV)/.installed-tools
-	$(PY) -m tools.merge --builds $(BUILDS) $(FROM)
+	$(call q,$(PY)) -m tools.merge --builds $(call q,$(BUILDS)) $(call each_word,$(FROM))
 
 expected: $(VENV)/.installed-tools
-	$(PY) -m tools.expected check
+	$(call q,$(PY)) -m tools.expected check
 
 compare: $(VENV)/.installed-tools
-	$(PY) -m tools.expected compare $(BASE) $(HEAD)
+	$(call q,$(PY)) -m tools.expected compare $(call q,$(BASE)) $(call q,$(HEAD))
 
 asv: $(VENV)/.installed-tools
-	$(PY) -m tools.asv_project $(ARGS)
+	$(call q,$(PY)) -m tools.asv_project $(call each_word,$(ARGS))
 
 test: lint
-	$(PY) -m pytest
+	$(call q,$(PY)) -m pytest
 
 lint: $(VENV)/.installed-test
-	$(PY) -m ruff check --no-cache benchmarks tools tests
-	$(PY) -m ruff format --no-cache --check benchmarks tools tests
+	$(call q,$(PY)) -m ruff check --no-cache benchmarks tools tests
+	$(call q,$(PY)) -m ruff format --no-cache --check benchmarks tools tests

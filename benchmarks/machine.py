@@ -9,7 +9,8 @@ suite runs with:
 e.g. `vm-intel-xeon-3f2a1c` on the host's native ISA, `vm-intel-xeon-3f2a1c-avx2` with
 `WRITEBACK_ISA=avx2`. `WRITEBACK_MACHINE` replaces the first part (the ISA suffix is still
 added). asv keys its results by this name, and every record kept beside them (install
-records, probe records, generated code, Inductor caches) is keyed by it too.
+records, probe records, generated code, Inductor caches) is keyed by it too: it names folders,
+some of which are emptied before a run, so it must be a name, not a path (`checked_name`).
 
 `WRITEBACK_ISA` (`avx512`, `avx2`, `default` for scalar code, ...) makes ATen and Inductor use
 that ISA (`ATEN_CPU_CAPABILITY`), so one host measures as several machines.
@@ -32,6 +33,12 @@ ISA_ENV = "WRITEBACK_ISA"
 MACHINE_ENV = "WRITEBACK_MACHINE"
 RESOLVED_ENV = "WRITEBACK_MACHINE_NAME"
 """The final name, exported by tools/asv_project.py to what asv runs (no suffix added again)."""
+NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
+"""What a machine name may be: one folder's name."""
+
+
+class MachineNameError(ValueError):
+    """A machine name that is not one folder's name."""
 
 
 def cpu_identity(cpuinfo: str | None = None) -> dict:
@@ -69,14 +76,28 @@ def requested_isa() -> str | None:
 def machine_name(identity: dict | None = None, host: str | None = None) -> str:
     """This machine's name (see the module docstring)."""
     if resolved := os.environ.get(RESOLVED_ENV, "").strip():
-        return resolved
+        return checked_name(resolved, RESOLVED_ENV)
     ident = identity or cpu_identity()
     base = os.environ.get(MACHINE_ENV, "").strip()
-    if not base:
+    if base:
+        checked_name(base, MACHINE_ENV)
+    else:
         model = _slug(ident["cpu"])
         base = f"{_slug(host or platform.node()) or 'host'}-{model}-{ident['cpu_id']}"
     isa = requested_isa()
-    return f"{base}-{isa}" if isa else base
+    return f"{base}-{checked_name(isa, ISA_ENV)}" if isa else base
+
+
+def checked_name(name: str, source: str) -> str:
+    """`name` when it can name one folder (see `NAME`); else MachineNameError naming `source`
+    (the variable or option it came from), the value and what is allowed."""
+    if NAME.fullmatch(name) and name not in (".", ".."):
+        return name
+    raise MachineNameError(
+        f"{source}={name!r} cannot name a machine: its name becomes a folder (results, records, "
+        "caches that a run empties), so it must be 1-100 characters of A-Z a-z 0-9 . _ - and "
+        "not '.' or '..'"
+    )
 
 
 def machine_info(identity: dict | None = None) -> dict:

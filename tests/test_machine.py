@@ -96,3 +96,42 @@ def test_the_isa_candidates_checked_side_by_side_give_inductors_answers(tmp_path
         assert done.returncode == 0, done.stderr[-2000:]
         answers[way] = json.loads(done.stdout.strip().splitlines()[-1])
     assert answers["side-by-side"] == answers["in-turn"]
+
+
+@pytest.mark.parametrize(
+    "name", ["../results", "/tmp/x", ".", "..", "lab one", "lab;rm", "a/b", "x" * 101]
+)
+def test_a_machine_name_that_is_not_a_folder_name_is_refused_naming_the_variable(name, monkeypatch):
+    """The name becomes folders that runs empty: a path would empty someone else's."""
+    monkeypatch.setenv(machine.MACHINE_ENV, name)
+    with pytest.raises(machine.MachineNameError) as refused:
+        machine.machine_name(machine.cpu_identity(XEON), host="vm")
+    assert str(refused.value).startswith(f"WRITEBACK_MACHINE={name!r} cannot name")
+    assert "1-100 characters of A-Z a-z 0-9 . _ -" in str(refused.value)
+
+
+def test_a_forced_isa_that_is_not_a_name_is_refused_naming_it(monkeypatch):
+    monkeypatch.setenv(machine.ISA_ENV, "avx2/../..")
+    with pytest.raises(machine.MachineNameError, match=r"^WRITEBACK_ISA='avx2/../..' cannot"):
+        machine.machine_name(machine.cpu_identity(XEON), host="vm")
+
+
+def test_a_folder_name_is_a_machine_name(monkeypatch):
+    monkeypatch.setenv(machine.MACHINE_ENV, "Lab_2.b-" + "x" * 92)
+    assert machine.machine_name(machine.cpu_identity(XEON), host="vm") == "Lab_2.b-" + "x" * 92
+
+
+def test_a_machine_name_that_is_a_path_is_refused_before_anything_runs(tmp_path):
+    """asv through this project (as `make history` runs it) with WRITEBACK_MACHINE=..: one
+    message naming the variable, exit 2, no machine registered under it."""
+    env = {**os.environ, machine.MACHINE_ENV: "..", "HOME": str(tmp_path)}
+    env.pop(machine.RESOLVED_ENV, None)
+    registered = asv_project.machine_file()
+    before = registered.read_bytes() if registered.is_file() else None
+    run = subprocess.run(
+        [sys.executable, "-m", "tools.asv_project", "run", "--dry-run", "NEW"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 2
+    assert run.stderr.startswith("writeback: WRITEBACK_MACHINE='..' cannot name a machine")
+    assert (registered.read_bytes() if registered.is_file() else None) == before

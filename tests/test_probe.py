@@ -10,8 +10,10 @@ import os
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -460,20 +462,22 @@ def test_a_zygote_started_early_waits_for_its_cases_and_counts_each_hand_over(
 
 def test_a_zygote_leaves_when_the_process_that_started_it_does(tmp_path):
     """asv's forkserver (or a probe) that started a zygote may be killed: the zygote must not
-    stay behind."""
+    stay behind, nor its socket file."""
     script = (
         "import sys; from pathlib import Path; from benchmarks.probes import instructions; "
-        "z = instructions.Zygote.launch(Path(sys.argv[1]), prefix=[]); print(z._popen.pid)"
+        "z = instructions.Zygote.launch(Path(sys.argv[1]), prefix=[]); "
+        "print(z._popen.pid, z.address)"
     )
     started = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path)],
         capture_output=True, text=True, timeout=300, cwd=ROOT, check=True,
     )  # fmt: skip
-    pid = int(started.stdout.split()[-1])
+    pid, address = int(started.stdout.split()[-2]), started.stdout.split()[-1]
     deadline = time.monotonic() + 120  # it imports torch first, then sees its parent gone
     while time.monotonic() < deadline and _running(pid):
         time.sleep(0.5)
     assert not _running(pid), f"zygote {pid} outlived the process that started it"
+    assert not Path(address).exists()
 
 
 def _running(pid: int) -> bool:
@@ -556,6 +560,156 @@ def test_no_shared_zygote_means_the_probe_starts_its_own(monkeypatch, tmp_path):
     with instructions.started() as counter:
         assert counter is launched[0] and counter.started_by == f"process {os.getpid()}"
     assert launched[0]._popen.poll() is not None  # stopped on exit
+    assert not Path(launched[0].address).exists()  # and its socket file removed
+
+
+FOREIGN_CLIENT = """
+import json, socket, sys
+address, spec = json.loads(sys.stdin.read())
+connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+connection.settimeout(60)
+try:
+    connection.connect(address)
+except OSError as exc:
+    print(f"refused: {exc.strerror}")
+    raise SystemExit
+try:
+    connection.sendall(f"{spec}\\n".encode())
+    answer = connection.recv(4096)
+except OSError as exc:
+    answer = exc.strerror
+print(f"closed: {answer!r}")
+"""
+"""A client that hands a spec to the zygote at `address` and says how it was answered."""
+
+
+def _as_another_user() -> list[str]:
+    """The command prefix that runs a program as user and group 65534 (nobody); a skip where
+    this process cannot switch users."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is not installed: no way to run a client as another user")
+    prefix = [setpriv, "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+    tried = subprocess.run([*prefix, sys.executable, "-c", "pass"], capture_output=True, text=True)
+    if tried.returncode != 0:
+        pytest.skip(f"cannot run {sys.executable} as user 65534 here: {tried.stderr.strip()}")
+    return prefix
+
+
+def _planted_spec(folder: Path) -> Path:
+    """A spec whose one case is kept code that, once loaded, writes `loaded` beside it."""
+    code = folder / "code"
+    code.mkdir(parents=True)
+    (code / "wrapper.py").write_text(
+        "from pathlib import Path\nPath(__file__).with_name('loaded').write_text('ran')\n"
+    )
+    (code / "kernels.cpp").write_text("")  # no C++ in it: the kept-code check passes
+    spec = folder / "spec.json"
+    spec.write_text(json.dumps({
+        "calls": 1, "cases": [{"key": "0", "code_dir": str(code)}],
+        "report": str(folder / "report.json"), "inductor_cache": None,
+    }))  # fmt: skip
+    return spec
+
+
+def _written_beside(spec: Path) -> list[str]:
+    """What appeared in the planted spec's folder besides what `_planted_spec` put there."""
+    planted = {"spec.json", "code", "code/wrapper.py", "code/kernels.cpp"}
+    return sorted(
+        str(path.relative_to(spec.parent))
+        for path in spec.parent.rglob("*")
+        if str(path.relative_to(spec.parent)) not in planted
+    )
+
+
+def _foreign_hand_over(address: str, spec: Path, pass_fds=()) -> str:
+    """How the zygote answered a hand-over of `spec` from a client running as user 65534."""
+    run = subprocess.run(
+        [*_as_another_user(), sys.executable, "-c", FOREIGN_CLIENT],
+        input=json.dumps([address, str(spec)]), capture_output=True, text=True, timeout=120,
+        pass_fds=pass_fds, cwd="/",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    return run.stdout.strip()
+
+
+def test_another_user_cannot_reach_the_counting_zygote(tmp_path):
+    """Whoever reaches the zygote has it load and run Python as the user who started it: a
+    client running as another user is refused, and nothing it names is loaded or written."""
+    _as_another_user()
+    spec = _planted_spec(tmp_path / "foreign")
+    zygote = instructions.Zygote.launch(tmp_path / "zygote", prefix=[])
+    try:
+        assert zygote.report([], timeout=300)["counted"] == []  # imported, serving its owner
+        answer = _foreign_hand_over(zygote.address, spec)
+        assert zygote.report([], timeout=60)["counted"] == []  # and serving it still
+    finally:
+        zygote.stop()
+    assert _written_beside(spec) == []
+    assert answer == "refused: Permission denied"
+
+
+def test_the_zygote_closes_a_connection_from_another_user_unread(tmp_path):
+    """Behind the private folder, the zygote's own check: here the socket file is opened to
+    everyone and the other user's client reaches it through an inherited descriptor, past the
+    folder. The zygote closes the connection before reading it; nothing is loaded."""
+    _as_another_user()
+    spec = _planted_spec(tmp_path / "foreign")
+    zygote = instructions.Zygote.launch(tmp_path / "zygote", prefix=[])
+    try:
+        assert zygote.report([], timeout=300)["counted"] == []
+        os.chmod(zygote.address, 0o777)
+        descriptor = os.open(zygote.address, os.O_PATH)
+        try:
+            answer = _foreign_hand_over(f"/proc/self/fd/{descriptor}", spec, (descriptor,))
+        finally:
+            os.close(descriptor)
+        assert zygote.report([], timeout=60)["counted"] == []
+    finally:
+        zygote.stop()
+    assert _written_beside(spec) == []
+    assert answer.startswith("closed: ")
+    said = (tmp_path / "zygote" / "stderr.txt").read_text()
+    assert "closed a connection from another user, unread" in said
+
+
+@pytest.fixture
+def short_tmp():
+    """A temporary folder short enough to hold sockets' folders (pytest's may be too long)."""
+    folder = Path(tempfile.mkdtemp(prefix="wb-"))
+    yield folder
+    shutil.rmtree(folder)
+
+
+def test_the_sockets_folder_is_private_or_refused(short_tmp, monkeypatch):
+    """The zygotes' sockets live in a folder only their user may enter: created 0700, and an
+    existing one another user could enter, or that is not a folder of this user's, refused."""
+    monkeypatch.setattr(tempfile, "tempdir", str(short_tmp))
+    folder = instructions._private_folder()
+    assert folder.parent == short_tmp and stat.S_IMODE(folder.stat().st_mode) == 0o700
+    folder.chmod(0o755)
+    with pytest.raises(PermissionError, match=r"mode 0700 \(it is drwxr-xr-x, owner"):
+        instructions._private_folder()
+    folder.rmdir()
+    folder.symlink_to(short_tmp)
+    with pytest.raises(PermissionError, match="Remove it, or set TMPDIR"):
+        instructions._private_folder()
+    monkeypatch.setattr(tempfile, "tempdir", str(short_tmp / ("x" * 80)))
+    with pytest.raises(OSError, match="set TMPDIR to a shorter folder"):
+        instructions._private_folder()
+
+
+def test_a_socket_file_a_gone_zygote_left_is_replaced_and_a_served_one_is_not(
+    short_tmp, monkeypatch
+):
+    monkeypatch.setattr(tempfile, "tempdir", str(short_tmp))
+    address = str(instructions._private_folder() / "a.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as gone:
+        gone.bind(address)  # its file stays after it closes
+    with instructions._listening(address) as served:
+        with pytest.raises(OSError, match="a callgrind zygote listens on it"):
+            instructions._listening(address)
+        assert served.getsockname() == address
 
 
 def test_the_graph_takes_its_inputs_in_first_use_order():

@@ -10,6 +10,7 @@ builds that differ cheaply (the local torch 2.13.0 plus one version of a tiny wh
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -248,6 +249,6 @@ def test_make_merge_passes_every_folder_to_the_merge():
     make = ["make", "-n", "merge", "FROM=shards/a shards/b", "BUILDS=builds-long.txt"]
     shown = subprocess.run(make, cwd=ROOT, capture_output=True, text=True, check=True).stdout
     command = next(line for line in shown.splitlines() if "-m tools.merge" in line)
-    args = merge._parse(command.split("-m tools.merge", 1)[1].split())
+    args = merge._parse(shlex.split(command.split("-m tools.merge", 1)[1]))
     assert args.folders == [Path("shards/a"), Path("shards/b")]
     assert args.builds == [Path("builds-long.txt")]

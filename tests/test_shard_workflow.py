@@ -123,3 +123,88 @@ def test_shard_takes_every_kth_build_from_the_kth():
 
 def test_shard_accepts_k_of_K():
     assert builds_file.parse_shard("2/3") == (2, 3)
+
+
+def _step(job: str, step: str) -> dict:
+    """The step of `job` with that id or name."""
+    steps = _workflow()["jobs"][job]["steps"]
+    return next(s for s in steps if step in (s.get("id"), s.get("name")))
+
+
+def _run_step(step: dict, tmp_path: Path, python: Path, env: dict) -> tuple[int, str]:
+    """Run a step's script as plain bash (no -e: the script must stop itself), with `python`
+    first on PATH; its exit status and what it wrote to $GITHUB_OUTPUT."""
+    script, output = tmp_path / "step.sh", tmp_path / "github_output"
+    script.write_text(step["run"])
+    output.write_text("")
+    path = os.pathsep.join([str(python.parent), os.environ["PATH"]])
+    env = {**os.environ, **env, "PATH": path, "RUNNER_TEMP": str(tmp_path),
+           "GITHUB_OUTPUT": str(output)}  # fmt: skip
+    run = subprocess.run(["bash", str(script)], cwd=ROOT, env=env, capture_output=True, text=True)
+    return run.returncode, output.read_text()
+
+
+def _python_named_python(tmp_path: Path, body: str | None = None) -> Path:
+    """`python` in a folder of its own: this interpreter, or a script running `body`."""
+    folder = tmp_path / "bin"
+    folder.mkdir(parents=True)
+    python = folder / "python"
+    if body is None:
+        python.symlink_to(sys.executable)
+    else:
+        python.write_text(f"#!/bin/sh\n{body}\n")
+        python.chmod(0o755)
+    return python
+
+
+def test_the_build_list_fails_when_the_builds_tool_fails_or_lists_none(tmp_path):
+    """An empty matrix would measure nothing and still merge and publish: the step that lists
+    the builds fails instead, and hands the matrix nothing."""
+    step = _step("builds", "list")
+    python = _python_named_python(tmp_path)
+    assert _run_step(step, tmp_path, python, {"BUILDS": "builds.txt"}) == (0, (
+        f"names={json.dumps([build.name for build in builds_file.read(ROOT / 'builds.txt')])}\n"
+    ))  # fmt: skip
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# no builds\n")
+    for builds in (empty, tmp_path / "missing.txt"):
+        status, output = _run_step(step, tmp_path, python, {"BUILDS": str(builds)})
+        assert status != 0 and output == "", (builds, status, output)
+    silent = _python_named_python(tmp_path / "silent", "echo '[]'")  # a tool that lists nothing
+    assert _run_step(step, tmp_path, silent, {"BUILDS": "builds.txt"}) == (1, "")
+
+
+EXPRESSION = re.compile(r"\s*(?:(\|\||&&|==|!=|!|\(|\))|('[^']*')|([A-Za-z_][\w.-]*(?:\(\))?))")
+
+
+def _evaluate(condition: str, context: dict) -> bool:
+    """A job's or step's `if:` under `context` (github.ref, needs.<job>.result, cancelled()):
+    the operators this workflow uses, and a failure for anything else."""
+    text, python, at = condition.strip().removeprefix("${{").removesuffix("}}").strip(), [], 0
+    words = {"||": " or ", "&&": " and ", "==": "==", "!=": "!=", "!": " not ", "(": "(", ")": ")"}
+    while at < len(text):
+        token = EXPRESSION.match(text, at)
+        assert token, f"cannot read {text[at:]!r} of {condition!r}"
+        operator, string, name = token.groups()
+        python.append(words[operator] if operator else string or repr(context[name]))
+        at = token.end()
+    return eval("".join(python))  # only the operators, strings and context values read above
+
+
+def test_the_site_is_deployed_only_when_every_build_was_measured():
+    """A measure job that failed (one build missing from the history) stops the deploy, and the
+    merge job fails saying why, so the run is red; a complete run on main deploys."""
+    jobs = _workflow()["jobs"]
+    assert set(jobs["deploy"]["needs"]) >= {"measure", "merge"}
+    partial = _step("merge", "a partial history is not published")
+    for measured in ("success", "failure", "cancelled", "skipped"):
+        context = {
+            "github.ref": "refs/heads/main", "cancelled()": False,
+            "needs.builds.result": "success", "needs.measure.result": measured,
+            "needs.merge.result": "success",
+        }  # fmt: skip
+        assert _evaluate(jobs["deploy"]["if"], context) == (measured == "success")
+        assert _evaluate(partial["if"], context) == (measured != "success")
+    run = subprocess.run(["bash", "-c", partial["run"]], env={**os.environ, **partial["env"],
+                         "MEASURED": "failure"}, capture_output=True, text=True)  # fmt: skip
+    assert run.returncode == 1 and "::error::not every build was measured" in run.stdout

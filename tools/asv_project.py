@@ -40,7 +40,8 @@ REUSE_DISCOVERY = "--reuse-discovery"
 
 
 class WrongMachine(RuntimeError):
-    """Results filed under this machine's name were measured on another CPU."""
+    """This machine cannot be measured under its name: results filed under it were measured on
+    another CPU, or the name is not a folder's name."""
 
 
 def machine_file(root: Path = ROOT) -> Path:
@@ -77,7 +78,10 @@ def identity_problem(results_dir: Path, name: str) -> str | None:
 
 def prepare(name: str | None, results_dir: Path, root: Path = ROOT, measuring: bool = True) -> str:
     """Name, register and check the machine; export it for asv's children. Returns the name."""
-    name = name or host.machine_name()
+    try:
+        name = host.checked_name(name, "--machine") if name else host.machine_name()
+    except host.MachineNameError as exc:
+        raise WrongMachine(str(exc)) from None
     if measuring and (problem := identity_problem(results_dir, name)):
         raise WrongMachine(problem)
     register(name, root)

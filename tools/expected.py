@@ -16,10 +16,11 @@ Rounding and margins (the rules the replacement file follows):
   generated corpus's wrong programs, wrong families and failed programs (a row per corpus and
   backend: control is the corpus, size `-`): exact integers, margin 0 - any change is a real
   change;
-- instructions: rounded to the integer, margin 3 x the measured noise, at least 0.3% (three
-  times the repeatability goal of 0.1%), at least 3 x 64 instructions (the most a count moved
-  between two environments: a constant of tens of instructions a call, which is up to 0.9% at
-  N=3 - 64 of 7201 - and nothing at N=1M), and never below the spread `tools/stability.py` recorded;
+- instructions: rounded to the integer, margin the largest of 0.3% (three times the
+  repeatability goal of 0.1%), 3 x 64 instructions (the most a count moved between two
+  environments: a constant of tens of instructions a call, which is up to 0.9% at N=3 - 64 of
+  7201 - and nothing at N=1M) and the spread `tools/stability.py` recorded (its max/min - 1,
+  times the count);
 - time over floor: rounded to 3 decimals, margin 3 x the interquartile half-range of its
   per-round ratios (the probe's `floor_ratio_iqr`), at least 10% (the most a ratio moved
   between two histories of one machine, each measured alone, was 7.9%), and never below the

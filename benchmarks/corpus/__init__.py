@@ -32,7 +32,7 @@ class Correctness:
     params = [list(run.BACKENDS), list(run.CORPORA)]
     param_names = ["backend", "corpus"]
     # seconds for setup_cache: judging the default corpus took 31-33 s a build, seed0-200
-    # 1,390 s; each wrong Inductor family adds one attribution
+    # 1,136-1,390 s; each wrong Inductor family adds one attribution
     timeout = 3600
     # writeback-2: the oracle checks the returns' aliasing of each other (`alias_returns`)
     version = "writeback-2"

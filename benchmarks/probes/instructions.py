@@ -37,6 +37,11 @@ Python's string hashing is seeded per process, and the dict lookups on the call'
 follow the seed: with a random seed a count at N=3 moved by 0.22% between two processes here, with
 a fixed one (`PYTHONHASHSEED=0` in the zygote) it repeats to the instruction.
 
+Whoever reaches the zygote has it load and run Python as the user who started it, so only
+that user can: its socket is a file in a folder of that user's that no one else may enter
+(`_private_folder`), and the zygote closes any connection from another user before reading a
+byte of it (`_same_user`).
+
 Run as a module, it is the zygote that valgrind runs (`_serve`: the listening socket's file
 descriptor, its folder and the instrumentation switch come as arguments):
     valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=<folder>/callgrind.out.%p \
@@ -46,6 +51,8 @@ descriptor, its folder and the instrumentation switch come as arguments):
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import importlib
 import json
@@ -55,6 +62,8 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -73,6 +82,7 @@ CALLS = 50
 _TOTAL = re.compile(r"^(?:summary|totals):\s+(\d+)", re.M)
 _REPORT = "report.json"
 _CHILD_PID = "child.pid"
+_LONGEST_FOLDER = 107 - 1 - 29  # a socket path's bytes, "/", the longest socket file name
 
 
 class CountedCodeBroken(RuntimeError):
@@ -162,6 +172,8 @@ def serve_build() -> Zygote | None:
     for _ in range(50):  # the zygote of this build's previous forkserver leaves within 1 s
         try:
             return Zygote.launch(folder, address=_address(folder), fresh_folder=True, niceness=19)
+        except PermissionError:
+            return None  # said by each setup's own launch, which meets it too
         except OSError:
             time.sleep(0.1)
     return None
@@ -182,16 +194,14 @@ class Zygote:
     def launch(cls, folder: Path, *, address: str | None = None, prefix: list[str] | None = None,
                fresh_folder: bool = False, niceness: int = 0) -> Zygote:  # fmt: skip
         """Start a zygote in `folder` under `prefix` (default: callgrind's command; empty runs
-        it natively, where the collection toggles do nothing). It listens on `address` (an
-        abstract Unix socket) from the start: a hand-over made while it imports waits for it.
-        `niceness`: its scheduling niceness and its children's (`_lower_priority`), so that it
-        takes mostly the time the cores would otherwise leave idle. OSError when the address is
-        taken."""
-        address = address or f"\0writeback-callgrind-{os.getpid()}-{secrets.token_hex(6)}"
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        it natively, where the collection toggles do nothing). It listens on `address` (a
+        socket file in `_private_folder`; default: a new one there) from the start: a hand-over
+        made while it imports waits for it. `niceness`: its scheduling niceness and its
+        children's (`_lower_priority`), so that it takes mostly the time the cores would
+        otherwise leave idle. OSError when a zygote listens on the address."""
+        address = address or str(_private_folder() / f"{os.getpid()}-{secrets.token_hex(6)}.sock")
+        listener = _listening(address)
         try:
-            listener.bind(address)
-            listener.listen(8)
             if fresh_folder:
                 shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir(parents=True, exist_ok=True)
@@ -302,6 +312,8 @@ class Zygote:
             self._popen.kill()
         self._popen.wait()
         self._stderr.close()
+        with _socket_files_locked():
+            _remove_if_unserved(self.address)
 
 
 def _stop_child(spec: Path) -> str:
@@ -347,10 +359,89 @@ def _shared_folder() -> Path:
 
 
 def _address(folder: Path) -> str:
-    """The shared zygote's abstract socket: one per folder (clone, machine, build, ISA) and
-    Python (the environment that runs the build)."""
+    """The shared zygote's socket: one per folder (clone, machine, build, ISA) and Python (the
+    environment that runs the build), in this user's `_private_folder`."""
     key = hashlib.sha256(f"{folder.resolve()}\0{sys.executable}".encode()).hexdigest()[:24]
-    return f"\0writeback-callgrind-{key}"
+    return str(_private_folder() / f"{key}.sock")
+
+
+def _private_folder() -> Path:
+    """The folder of this user's zygote sockets, `<temporary folder>/writeback-callgrind-<uid>`:
+    created mode 0700 in one step, or, when it exists, used only while it is a folder of this
+    user's that no one else may enter. PermissionError otherwise, naming it and the fix."""
+    path = Path(tempfile.gettempdir()) / f"writeback-callgrind-{os.getuid()}"
+    if len(os.fsencode(path)) > _LONGEST_FOLDER:
+        raise OSError(
+            errno.ENAMETOOLONG,
+            f"longer than the {_LONGEST_FOLDER} bytes a socket's folder may have: set TMPDIR to "
+            "a shorter folder",
+            str(path),
+        )
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    found = os.lstat(path)
+    if (not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid()
+            or stat.S_IMODE(found.st_mode) != 0o700):  # fmt: skip
+        raise PermissionError(
+            f"{path} is not a folder of user {os.getuid()} with mode 0700 (it is "
+            f"{stat.filemode(found.st_mode)}, owner {found.st_uid}): another user could reach "
+            "the callgrind zygote's socket in it. Remove it, or set TMPDIR to a folder of yours"
+        )
+    return path
+
+
+@contextlib.contextmanager
+def _socket_files_locked():
+    """Held while a socket file is checked and bound or removed, so that two processes never
+    take each other's."""
+    descriptor = os.open(_private_folder(), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def _listening(address: str) -> socket.socket:
+    """A socket listening on the file `address`, which replaces a file a zygote left there when
+    it went. OSError when a zygote listens on it, or the path is too long for a socket."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        with _socket_files_locked():
+            if not _remove_if_unserved(address):
+                raise OSError(errno.EADDRINUSE, "a callgrind zygote listens on it", address)
+            listener.bind(address)
+        listener.listen(8)
+    except BaseException:
+        listener.close()
+        raise
+    return listener
+
+
+def _remove_if_unserved(address: str) -> bool:
+    """Remove the socket file `address` unless a process accepts connections on it; whether
+    the address is free now."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(5)
+        try:
+            probe.connect(address)  # an empty hand-over: a zygote forks nothing for it
+        except (FileNotFoundError, ConnectionRefusedError):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(address)
+            return True
+        except TimeoutError:
+            pass  # a zygote whose queue of hand-overs is full
+    return False
+
+
+def _same_user(connection: socket.socket) -> bool:
+    """Whether the process at the other end of `connection` runs as this process's user (its
+    credentials as the kernel recorded them when it connected)."""
+    credentials = connection.getsockopt(
+        socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
+    )
+    _, uid, _ = struct.unpack("3i", credentials)
+    return uid == os.getuid()
 
 
 def _identity() -> dict:
@@ -424,8 +515,14 @@ def _serve(listener_fd: int, folder: str, helper: str, parent: int) -> None:
         try:
             connection, _ = listener.accept()
         except TimeoutError:
-            if os.getppid() != parent:
-                return  # the probe or the forkserver that started it is gone
+            if os.getppid() != parent:  # the probe or the forkserver that started it is gone
+                with contextlib.suppress(OSError):
+                    os.unlink(listener.getsockname())  # still its own: it listens there
+                return
+            continue
+        if not _same_user(connection):
+            print("closed a connection from another user, unread", file=sys.stderr, flush=True)
+            connection.close()
             continue
         connection.settimeout(60)
         line = b""
