@@ -9,7 +9,8 @@
 #          make history BENCH='^snapshot_swap\.' (only the benchmarks whose name matches; the
 #                                                rest run next time)
 #          make merge FROM="dir1 dir2"           (merge shards' results folders, publish, report)
-#          make asv ARGS="find ..."              (asv itself, with this project's machine)
+#          make asv ARGS="find ..."              (asv itself, with this project's machine;
+#                                                .venv/bin/asv is the same, for any argument)
 #          make expected                         (latest results against expected/<isa>.csv)
 #          make compare BASE=torch-2.14.1 HEAD=torch-2.15.0   (what flipped or moved)
 #          PYTHON=python3.11                     (the Python that creates .venv/)
@@ -38,16 +39,18 @@ each_word = $(foreach word,$(1),$(call q,$(word)))
 
 .PHONY: history merge test lint asv expected compare
 
-$(VENV)/.installed-tools: requirements/tools.txt
+$(VENV)/.installed-tools: requirements/tools.txt tools/asv
 	@bash tools/preflight.sh history
 	@test -x $(call q,$(PY)) || $(call q,$(PYTHON)) -m venv $(call q,$(VENV))
 	$(call q,$(PY)) -m pip install --quiet --disable-pip-version-check -r requirements/tools.txt
+	@install -m 755 tools/asv $(call q,$(VENV)/bin/asv)
 	@touch $(call q,$@)
 
-$(VENV)/.installed-test: requirements/test.txt requirements/tools.txt
+$(VENV)/.installed-test: requirements/test.txt requirements/tools.txt tools/asv
 	@bash tools/preflight.sh test
 	@test -x $(call q,$(PY)) || $(call q,$(PYTHON)) -m venv $(call q,$(VENV))
 	$(call q,$(PY)) -m pip install --quiet --disable-pip-version-check -r requirements/test.txt
+	@install -m 755 tools/asv $(call q,$(VENV)/bin/asv)
 	@touch $(call q,$@) $(call q,$(VENV)/.installed-tools)
 
 history: $(VENV)/.installed-tools
