@@ -186,7 +186,7 @@ class Correctness(_ScenarioBenchmarks):
         cls.params = [
             [c.name for c in cls.scenario.controls],
             list(ASV_BACKENDS),
-            list(cls.scenario.sizes),
+            list(cls.scenario.asv_sizes),
         ]
 
     def setup(self, record, control, backend, n):
@@ -249,7 +249,7 @@ class Cost(_ScenarioBenchmarks):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls.params = [[c.name for c in cls.scenario.controls], list(cls.scenario.sizes)]
+        cls.params = [[c.name for c in cls.scenario.controls], list(cls.scenario.asv_sizes)]
 
     def setup(self, record, control, n):
         set_single_thread()
