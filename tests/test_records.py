@@ -53,6 +53,10 @@ class Probe:
 """
 
 
+TOOLS_IMPORT = ("__init__.py", "machine.py", "known_failures.py")
+"""The standard-library-only modules of benchmarks/ that tools/ imports (beside a toy suite)."""
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     """A copy of the project's tools and configuration, with the one-benchmark suite."""
@@ -61,7 +65,7 @@ def project(tmp_path_factory):
     shutil.copytree(ROOT / "tools", work / "tools", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "asv.conf.json", work / "asv.conf.json")
     (work / "benchmarks").mkdir()
-    for name in ("__init__.py", "machine.py"):
+    for name in TOOLS_IMPORT:
         shutil.copy(ROOT / "benchmarks" / name, work / "benchmarks" / name)
     (work / "benchmarks" / "probe.py").write_text(SUITE)
     wheels = [make_wheel(tmp, version) for version in (1, 2, 3)]

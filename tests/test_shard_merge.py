@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_history_end_to_end import make_wheel
-from tests.test_records import SUITE
+from tests.test_records import SUITE, TOOLS_IMPORT
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -31,7 +31,7 @@ def _project(tmp: Path, name: str, builds: str) -> Path:
     shutil.copytree(ROOT / "tools", work / "tools", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "asv.conf.json", work / "asv.conf.json")
     (work / "benchmarks").mkdir()
-    for module in ("__init__.py", "machine.py"):
+    for module in TOOLS_IMPORT:
         shutil.copy(ROOT / "benchmarks" / module, work / "benchmarks" / module)
     (work / "benchmarks" / "probe.py").write_text(SUITE)
     (work / "builds.txt").write_text(builds)
