@@ -11,6 +11,7 @@ The data path, one file (or folder) per step:
     attribution.py     a wrong verdict -> the Inductor pass behind it (bisector, then ablation)
     probes/            what is measured about one control: compiled code, scratch, loops, calls
     artifacts.py       where generated code and probe records are kept (under results/)
+    metrics.py         every metric once: asv name, unit, row key, label, gate, chart
     asv_classes.py     the asv plumbing shared by every scenario (Correctness, Cost)
     pool.py            a setup_cache's controls probed side by side, one worker per core
     compat.py          shims for torch internals that moved between releases

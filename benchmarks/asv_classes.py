@@ -4,8 +4,10 @@ A scenario module subclasses both, mixing in a class that names its `scenario` a
 `setup_cache` (see `snapshot_swap.py`). asv runs that `setup_cache` once per environment and
 build for both classes: it probes every (control, backend, n) - compiling each once - and
 returns the record, which asv hands to every benchmark's setup. The track_ benchmarks read
-their number from it; only `time_warm_call` compiles again (Inductor's caches make that a
-cache hit), because a compiled function cannot travel between processes.
+their number from it; they are the metrics of `metrics.py`, each a method made from its
+entry there (`metrics.asv_benchmarks`) unless the class defines it. Only `time_warm_call`
+compiles again (Inductor's caches make that a cache hit), because a compiled function cannot
+travel between processes.
 
 The parameters are always every size a scenario declares, whatever a knob says: a size that
 `WRITEBACK_SIZES` leaves out is a skip with that reason, so a quick run never narrows what asv
@@ -27,7 +29,7 @@ import sys
 
 import torch
 
-from . import artifacts, pool
+from . import artifacts, metrics, pool
 from .compat import Unsupported, build_key, set_single_thread, vector_isa
 from .contract import check, require
 from .machine import machine_name
@@ -160,8 +162,9 @@ class _ScenarioBenchmarks(abc.ABC):
     scenario: Scenario
     timeout = 1800  # setup_cache compiles every control at every size, cold on a new build
     # asv shows only results whose benchmark version matches the code's; by default that is
-    # a hash of the source, so any edit here would hide the whole history. Bump this when
-    # what a metric means changes, so old and new numbers are never drawn as one line.
+    # a hash of the source, so any edit here would hide the whole history. Bump this (or one
+    # metric's own `version` in metrics.py) when what a metric means changes, so old and new
+    # numbers are never drawn as one line.
     version = "writeback-1"
 
     def __init_subclass__(cls, **kwargs):
@@ -174,6 +177,7 @@ class _ScenarioBenchmarks(abc.ABC):
         """Return `probe_for_asv(self.scenario)`; defined in the scenario module."""
 
 
+@metrics.asv_benchmarks(metrics.CONTRACT)
 class Correctness(_ScenarioBenchmarks):
     """Does each control keep the snapshot contract, per backend and size? A number, never a
     raise for a wrong result, so `asv find` can bisect it."""
@@ -191,18 +195,6 @@ class Correctness(_ScenarioBenchmarks):
 
     def setup(self, record, control, backend, n):
         self.row = _usable(record, control, backend, n, verdict_only=True)
-
-    def track_wrong_elements(self, record, control, backend, n):
-        """Wrong elements summed over every value coordinate of the contract."""
-        return self.row["wrong_elements"]["total"]
-
-    track_wrong_elements.unit = "elements"
-
-    def track_moved_storages(self, record, control, backend, n):
-        """Inputs whose storage address changed during the call."""
-        return self.row["storages_moved"]
-
-    track_moved_storages.unit = "tensors"
 
 
 def _prepare_timed_call(record, control, n):
@@ -231,6 +223,14 @@ def _prepare_timed_call(record, control, n):
     _TIMED[(scenario.name, control, n)] = (fn, tuple(inputs.values()))
 
 
+@metrics.asv_benchmarks(
+    metrics.COST,
+    setups={
+        "time_warm_call": _prepare_timed_call,
+        "track_time_over_floor": _require_floor,
+        "track_instructions": _require_instructions,
+    },
+)
 class Cost(_ScenarioBenchmarks):
     """What a correct control costs under Inductor. Setup runs the gate (the contract at the
     smallest size), then the contract at its own size; a control wrong there is a skip naming
@@ -266,18 +266,13 @@ class Cost(_ScenarioBenchmarks):
         if self.row.get("cost_skipped"):
             raise Unsupported(f"{name}.{control} (n={n}): not costed: {self.row['cost_skipped']}")
 
+    # The metrics' benchmarks (benchmarks/metrics.py, `asv_benchmarks`) read the row; these two
+    # do more. Their docstrings, units, versions and setups come from the decorator too.
     def time_warm_call(self, record, control, n):
-        """One warm call of the Inductor-compiled control."""
         fn, inputs = _TIMED[(record["scenario"], control, n)]
         fn(*inputs)
 
-    time_warm_call.setup = _prepare_timed_call
-    # was (writeback-1): each sample one call after the setup had compiled the control again
-    # and built fresh inputs (asv reruns the setups before every sample); now a warm call
-    time_warm_call.version = "writeback-warm-2"
-
     def track_scratch_bytes(self, record, control, n):
-        """Peak runtime scratch of one warm call (profiler), cross-checked with the wrapper."""
         measured = self.row["scratch_bytes"]
         static = self.row["scratch_bytes_static"]
         if static is None:
@@ -291,33 +286,3 @@ class Cost(_ScenarioBenchmarks):
                 f"generated wrapper allocates {static} bytes at peak (code: {self.row['code_dir']})"
             )
         return measured
-
-    track_scratch_bytes.unit = "bytes"
-
-    def track_full_length_loops(self, record, control, n):
-        """Passes over the full length n in the generated C++."""
-        return self.row["full_length_loops"]
-
-    track_full_length_loops.unit = "loops"
-
-    def track_entrypoint_calls(self, record, control, n):
-        """Compiled graphs entered per call of the control."""
-        return self.row["entrypoint_calls"]
-
-    track_entrypoint_calls.unit = "calls"
-
-    def track_time_over_floor(self, record, control, n):
-        """Warm call time over the physical floor's (a fused in-place swap of the same two
-        tensors), interleaved samples."""
-        return self.row["time_over_floor"]
-
-    track_time_over_floor.unit = "x floor"
-    track_time_over_floor.setup = _require_floor
-    track_time_over_floor.version = "writeback-floor-2"  # was: over ATen's copy of 2n elements
-
-    def track_instructions(self, record, control, n):
-        """Instructions per warm call of the compiled graph (callgrind)."""
-        return self.row["instructions"]
-
-    track_instructions.unit = "instructions"
-    track_instructions.setup = _require_instructions

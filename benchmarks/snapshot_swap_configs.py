@@ -20,7 +20,7 @@ import os
 
 import torch
 
-from . import pool
+from . import metrics, pool
 from .artifacts import root as artifacts_root
 from .asv_classes import inductor_cache
 from .compat import set_single_thread
@@ -131,6 +131,7 @@ def _config_cache(config: str):
     return inductor_cache(f"configs-{config}")
 
 
+@metrics.asv_benchmarks(metrics.CONTRACT)
 class Correctness:
     """Does each swap control keep the snapshot contract under each (configuration, input)?
     A number, never a raise for a wrong result, so `asv find` can bisect it."""
@@ -155,15 +156,3 @@ class Correctness:
         knob = os.environ.get("WRITEBACK_VARIANTS", "")
         left_out = f"WRITEBACK_VARIANTS={knob}" if knob.strip() else ""
         self.row = usable_variant_row(record, control, variant, left_out)
-
-    def track_wrong_elements(self, record, control, variant):
-        """Wrong elements summed over every value coordinate of the contract."""
-        return self.row["wrong_elements"]["total"]
-
-    track_wrong_elements.unit = "elements"
-
-    def track_moved_storages(self, record, control, variant):
-        """Inputs whose storage address changed during the call."""
-        return self.row["storages_moved"]
-
-    track_moved_storages.unit = "tensors"

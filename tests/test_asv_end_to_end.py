@@ -1,9 +1,9 @@
 """`asv run` of the whole suite at N=3 against this interpreter's torch, end to end.
 
 Uses asv's `existing` environment (this interpreter, which has torch and asv_runner), a
-throwaway results folder and machine file, and checks what asv wrote: every metric, its
-unit, and that the Cost benchmarks were measured exactly for the controls whose Correctness
-verdict was exact.
+throwaway results folder and machine file, and checks what asv wrote: every metric of
+benchmarks/metrics.py with its unit, and that the Cost benchmarks were measured exactly for the
+controls whose Correctness verdict was exact.
 """
 
 import json
@@ -16,33 +16,23 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import aliasing, snapshot_swap, snapshot_swap_configs
+from benchmarks import aliasing, metrics, snapshot_swap, snapshot_swap_configs
 from benchmarks.corpus import run as corpus_run
 
 ROOT = Path(__file__).resolve().parents[1]
-UNITS_SWAP = {
-    "snapshot_swap.Correctness.track_wrong_elements": "elements",
-    "snapshot_swap.Correctness.track_moved_storages": "tensors",
-    "snapshot_swap.Cost.time_warm_call": "seconds",
-    "snapshot_swap.Cost.track_scratch_bytes": "bytes",
-    "snapshot_swap.Cost.track_full_length_loops": "loops",
-    "snapshot_swap.Cost.track_entrypoint_calls": "calls",
-    "snapshot_swap.Cost.track_time_over_floor": "x floor",
-    "snapshot_swap.Cost.track_instructions": "instructions",
+SCENARIO_METRICS = {
+    "snapshot_swap": (metrics.CONTRACT, metrics.COST),
+    "aliasing": (metrics.CONTRACT,),
+    "corpus": (metrics.CORPUS,),
+    "snapshot_swap_configs": (metrics.CONTRACT,),
+    "tensordict_swap": (metrics.CONTRACT, metrics.COST),
 }
+"""Each scenario module and the kinds of metric its asv classes carry."""
 UNITS = {
-    **UNITS_SWAP,
-    "aliasing.Correctness.track_wrong_elements": "elements",
-    "aliasing.Correctness.track_moved_storages": "tensors",
-    "corpus.Correctness.track_wrong_programs": "programs",
-    "corpus.Correctness.track_wrong_families": "families",
-    "corpus.Correctness.track_failed_programs": "programs",
-    "snapshot_swap_configs.Correctness.track_wrong_elements": "elements",
-    "snapshot_swap_configs.Correctness.track_moved_storages": "tensors",
-    **{
-        name.replace("snapshot_swap.", "tensordict_swap."): unit
-        for name, unit in list(UNITS_SWAP.items())
-    },
+    f"{scenario}.{metric.asv_name}": metric.unit
+    for scenario, kinds in SCENARIO_METRICS.items()
+    for kind in kinds
+    for metric in metrics.of(kind)
 }
 
 QUICK_VARIANTS = ("inductor-fp32", "inductor-int64", "export-fp32")

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import metrics
 from tools import builds, expected, ledger
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +94,7 @@ def test_the_least_margins_hold_for_rows_written_with_smaller_ones(recorded, cap
     line = next(line for line in text.splitlines() if line.startswith(prefix))
     value = int(line.split(",")[6])
     least = expected.least_margin("instructions", value)
-    assert least == 3 * expected.INSTRUCTIONS_BETWEEN_ENVIRONMENTS
+    assert least == 3 * metrics.INSTRUCTIONS_BETWEEN_ENVIRONMENTS
     code, out = _check(recorded, _with_row(text, prefix, value + least, 0), capsys)
     assert code == 0, out
     assert f"instructions: {len(_rows(text, 'instructions'))} rows moved" in out

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from benchmarks import (  # threads first
     aliasing,
+    metrics,
     snapshot_swap,
     snapshot_swap_configs,
     tensordict_swap,
@@ -172,14 +173,14 @@ def check_variants(name: str, args) -> tuple[list[dict], list[tuple], str]:
 
 
 def json_rows(record: dict) -> list[dict]:
-    """One row per (control, backend, n) with the documented keys (null: not measured)."""
+    """One row per (control, backend, n) with the documented keys (null: not measured): every
+    contract and Cost metric's row key (benchmarks/metrics.py), then the notes beside them."""
     keys = (
-        "control", "backend", "n", "wrong_elements", "storages_moved", "gated",
-        "scratch_bytes", "scratch_bytes_static", "full_length_loops", "entrypoint_calls",
-        "median_s", "samples_s", "instructions", "time_over_floor", "floor_ratio_samples",
-        "floor_median_s", "control_median_s", "floor_kernel", "floor_note", "floor_defect",
-        "skipped", "error", "code_dir", "attribution", "instructions_note", "instructions_error",
-        "harness_failure", "attribution_error", "cost_skipped",
+        "control", "backend", "n", *metrics.row_keys(metrics.CONTRACT, metrics.COST), "gated",
+        "scratch_bytes_static", "samples_s", "floor_ratio_samples", "floor_median_s",
+        "control_median_s", "floor_kernel", "floor_note", "floor_defect", "skipped", "error",
+        "code_dir", "attribution", "instructions_note", "instructions_error", "harness_failure",
+        "attribution_error", "cost_skipped",
     )  # fmt: skip
     ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
     rows = []
@@ -197,15 +198,16 @@ def json_rows(record: dict) -> list[dict]:
 
 
 def variant_json_rows(record: dict) -> list[dict]:
-    """One row per (control, variant), with its `config` and `input` (null: not measured)."""
+    """One row per (control, variant), with its `config` and `input` (null: not measured) and
+    every contract metric's row key."""
     keys = (
-        "control", "variant", "config", "input", "n", "wrong_elements", "storages_moved",
+        "control", "variant", "config", "input", "n", *metrics.row_keys(metrics.CONTRACT),
         "skipped", "error", "harness_failure", "package", "attribution", "attribution_error",
         "seconds",
     )  # fmt: skip
     ident = {k: record[k] for k in ("torch_version", "torch_git_version")}
     return [
-        {"scenario": record["scenario"], **ident, **{k: row[k] for k in keys}}
+        {"scenario": record["scenario"], **ident, **{k: row.get(k) for k in keys}}
         for row in record["rows"]
     ]
 

@@ -11,23 +11,16 @@ results of this machine with it and prints every row that moved, in either direc
 improvement nobody acknowledged is as suspicious as a regression), with old, new and margin;
 it exits 1 when any moved, and prints the replacement file to paste.
 
-Rounding and margins (the rules the replacement file follows):
-- wrong elements, moved storages, full-length loops, scratch bytes, entrypoint calls, and the
-  generated corpus's wrong programs, wrong families and failed programs (a row per corpus and
-  backend: control is the corpus, size `-`): exact integers, margin 0 - any change is a real
-  change;
-- instructions: rounded to the integer, margin the largest of 0.3% (three times the
-  repeatability goal of 0.1%), 3 x 64 instructions (the most a count moved between two
-  environments: a constant of tens of instructions a call, which is up to 0.9% at N=3 - 64 of
-  7201 - and nothing at N=1M) and the spread `tools/stability.py` recorded (its max/min - 1,
-  times the count);
-- time over floor: rounded to 3 decimals, margin 3 x the interquartile half-range of its
-  per-round ratios (the probe's `floor_ratio_iqr`), at least 10% (the most a ratio moved
-  between two histories of one machine, each measured alone, was 7.9%), and never below the
-  max/min spread of five runs that `tools/stability.py` recorded.
-The least margins (`least_margin`) also hold for the rows of an existing file, whatever
-margin it was written with: raising them takes effect without rewriting the expected values.
-Timing (`time_warm_call`) is not gated: it drifts by tens of percent on shared machines.
+Rounding and margins (the rules the replacement file follows) are each metric's `gate` in
+`benchmarks/metrics.py`: an exact count (wrong elements, moved storages, scratch bytes, the
+generated corpus's wrong programs, ...) is an integer with margin 0 - any change is a real
+change; a noisy figure (instructions, time over floor) is rounded and gets the margin its
+`Noisy` rule there gives (the least margin, the spread `tools/stability.py` recorded, the
+probe's interquartile range). A corpus count has a row per corpus and backend: control is the
+corpus, size `-`. The least margins (`least_margin`) also hold for the rows of an existing
+file, whatever margin it was written with: raising them takes effect without rewriting the
+expected values.
+Timing (`time_warm_call`) has no gate: it drifts by tens of percent on shared machines.
 A row missing from the file, or a file row with no measurement, counts as moved. `check`
 also prints how far the noisy rows moved as a whole (the drift, per metric), moved or not:
 the figures the least margins come from.
@@ -49,12 +42,12 @@ import argparse
 import csv
 import io
 import json
-import math
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import pstdev
 
+from benchmarks import metrics  # standard library only
 from benchmarks.machine import build_folder, machine_name  # standard library only
 from tools import ledger as ledger_repo
 from tools import render as words
@@ -62,33 +55,6 @@ from tools import report
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = ("build", "scenario", "control", "backend", "size", "metric", "expected", "margin")
-CORPUS = {
-    "Correctness.track_wrong_programs": "wrong_programs",
-    "Correctness.track_wrong_families": "wrong_families",
-    "Correctness.track_failed_programs": "failed_programs",
-}
-"""The generated corpus's counts (`corpus.Correctness`, params backend x corpus): exact."""
-EXACT = {
-    "Correctness.track_wrong_elements": "wrong_elements",
-    "Correctness.track_moved_storages": "moved_storages",
-    "Cost.track_scratch_bytes": "scratch_bytes",
-    "Cost.track_full_length_loops": "full_length_loops",
-    "Cost.track_entrypoint_calls": "entrypoint_calls",
-    **CORPUS,
-}
-NOISY = {"Cost.track_instructions": "instructions", "Cost.track_time_over_floor": "time_over_floor"}
-MIN_RELATIVE = {"instructions": 0.003, "time_over_floor": 0.10}
-"""time over floor: the avx2 machine's two histories measured alone (2026-12-04 and -05,
-fresh clones) moved its 16 ratios by -6.1% to +7.9% (sd 3.5%):
-results/logs/expected-avx2-measured-again.txt. 5% (the one-session stability goal) flagged
-that as moved."""
-INSTRUCTIONS_BETWEEN_ENVIRONMENTS = 64
-"""The most a count moved between two environments of one machine and build: from new clones
--24 to +44 (results/logs/expected-avx2-between-environments.txt), then -43 to +55
-(results/logs/expected-avx2-measured-again.txt) instructions a call, at any N; and, the same
-kept code counted in zygotes whose environments differed only in the length of one unused
-variable, 7201 to 7265 at N=3 (results/logs/instructions-environment-padding-torch-2.15.0.txt).
-Exact, or within a few instructions, between two runs in one environment."""
 
 
 @dataclass(frozen=True)
@@ -114,24 +80,25 @@ def measured_rows(builds: list[report.BuildResult]) -> list[Row]:
         stability = _stability(build)
         for key, combos in sorted(build.values.items()):
             scenario, _, bench = key.partition(".")
-            metric = EXACT.get(bench) or NOISY.get(bench)
-            if metric is None:
+            metric = metrics.by_asv_name(bench)
+            if metric is None or metric.gate is None:
                 continue
             for combo, value in combos.items():
                 if not report._number(value):
                     continue
-                control, backend, size = _coordinates(combo, bench)
+                control, backend, size = _coordinates(combo, metric)
                 row = build.probe.get((scenario, control, backend, _literal(size)), {})
-                expected, margin = _rounded(metric, value, row, stability.get(control, {}))
-                rows.append(Row(build.tag, scenario, control, backend, size, metric, expected,
-                                margin))  # fmt: skip
+                expected = metric.gate.rounded(value)
+                margin = metric.gate.margin(value, row, stability.get(control, {}))
+                rows.append(Row(build.tag, scenario, control, backend, size, metric.name,
+                                expected, margin))  # fmt: skip
     return rows
 
 
-def _coordinates(combo: tuple, bench: str) -> tuple[str, str, str]:
-    if bench in CORPUS:  # (backend, corpus)
+def _coordinates(combo: tuple, metric: metrics.Metric) -> tuple[str, str, str]:
+    if metric.kind == metrics.CORPUS:  # (backend, corpus)
         return str(combo[1]), str(combo[0]), "-"
-    if bench.startswith("Cost.") and len(combo) == 2:
+    if metric.kind == metrics.COST and len(combo) == 2:
         return str(combo[0]), "inductor", str(combo[1])
     if len(combo) == 3:
         return str(combo[0]), str(combo[1]), str(combo[2])
@@ -144,25 +111,11 @@ def _literal(size: str):
     return int(size) if size.isdigit() else size
 
 
-def _rounded(metric: str, value: float, row: dict, stability: dict) -> tuple[float, float]:
-    if metric not in MIN_RELATIVE:
-        return int(value), 0
-    if metric == "instructions":
-        spread = stability.get("instructions_spread") or 0.0
-        return int(round(value)), max(math.ceil(value * spread), least_margin(metric, value))
-    low, high = row.get("floor_ratio_iqr") or (value, value)
-    spread = (stability.get("time_over_floor_max_over_min") or 1.0) - 1.0
-    margin = max(3 * (high - low) / 2, value * spread, least_margin(metric, value))
-    return round(value, 3), round(margin, 3)
-
-
-def least_margin(metric: str, value: float) -> float:
-    """The least a noisy row may move by (the rules above): 0 for an exact one."""
-    if metric == "instructions":  # 3 x the noise between environments, as a count
-        return max(math.ceil(value * MIN_RELATIVE[metric]), 3 * INSTRUCTIONS_BETWEEN_ENVIRONMENTS)
-    if metric in MIN_RELATIVE:
-        return round(value * MIN_RELATIVE[metric], 3)
-    return 0
+def least_margin(name: str, value: float) -> float:
+    """The least a row of metric `name` (the expected files' metric column) may move by: 0
+    for an exact one."""
+    metric = metrics.named(name)
+    return metric.gate.least_margin(value) if metric and metric.gate else 0
 
 
 def _stability(build: report.BuildResult) -> dict:
@@ -224,26 +177,32 @@ def drift(expected: list[Row], measured: list[Row]) -> list[str]:
     instructions a call for counts (a constant there, whatever N)."""
     now = {row.key: row for row in measured}
     lines = []
-    for metric in sorted(MIN_RELATIVE):
+    for metric in sorted(metrics.noisy(), key=lambda m: m.name):
         pairs = [(old, now[old.key]) for old in expected
-                 if old.metric == metric and old.key in now and old.expected]  # fmt: skip
-        if metric == "instructions":
+                 if old.metric == metric.name and old.key in now and old.expected]  # fmt: skip
+        if metric.gate.decimals == 0:  # a count: moves by a constant a call, at any N
             moves = [new.expected - old.expected for old, new in pairs]
-            unit, scale = " instructions a call", 1
+            unit, scale = f" {metric.unit} a call", 1
         else:
             moves = [new.expected / old.expected - 1 for old, new in pairs]
             unit, scale = "%", 100
         if moves:
             low, high, sd = (scale * x for x in (min(moves), max(moves), pstdev(moves)))
-            lines.append(f"{metric}: {len(moves)} rows moved {low:+.1f} to {high:+.1f}{unit} "
+            lines.append(f"{metric.name}: {len(moves)} rows moved {low:+.1f} to {high:+.1f}{unit} "
                          f"(sd {sd:.1f}{unit})")  # fmt: skip
     return lines
 
 
 def harness_rows(rows: list[Row]) -> list[Row]:
     """The rows that record a harness failure: an eager correctness count above 0."""
-    counts = ("wrong_elements", "moved_storages")
+    counts = _contract_counts()
     return [r for r in rows if r.backend == "eager" and r.metric in counts and r.expected]
+
+
+def _contract_counts() -> list[str]:
+    """The contract's counts (wrong elements, moved storages): an eager one above 0 is a
+    harness failure, and they are verdicts, not cost figures that move."""
+    return [metric.name for metric in metrics.of(metrics.CONTRACT)]
 
 
 def unrecordable(builds: list[report.BuildResult], measured: list[Row]) -> list[str]:
@@ -319,7 +278,7 @@ def compare(args) -> int:
             attribution = _attribution(head if row.expected else base, row)
             lines.append(f"{state}: {where} ({_number(before.expected)} -> "
                          f"{_number(row.expected)} wrong elements){attribution}")  # fmt: skip
-        elif row.metric not in ("wrong_elements", "moved_storages") and (
+        elif row.metric not in _contract_counts() and (
             abs(row.expected - before.expected) > max(before.margin, row.margin)
         ):
             lines.append(f"moved: {where} {row.metric} {_number(before.expected)} -> "

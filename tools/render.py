@@ -4,8 +4,9 @@ table of a scenario's correct controls and the ratios between them.
 
 Each caller gathers its numbers its own way (the report from asv's results and the probe
 records beside them, the check from the probe it just ran) and hands them here as plain
-values; every word a reader sees comes from this module. Standard library only: the check
-imports it inside a benchmark environment, which holds torch and nothing of the tools'.
+values; every word a reader sees comes from this module, the metrics' labels from
+benchmarks/metrics.py. Standard library and benchmarks/ only: the check imports it inside a
+benchmark environment, which holds torch and nothing of the tools'.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import math
 import statistics
 from collections.abc import Callable, Iterable
 from itertools import combinations
+
+from benchmarks import metrics  # standard library only
 
 MIB = 1024 * 1024
 VERDICT_STATES = ("exact", "wrong", "harness failure", "skipped", "failed", "not run")
@@ -99,30 +102,27 @@ def values_table(
 
 
 def cost_section(scenario: str, rows: list[dict], not_costed: Iterable[tuple[str, int]]) -> str:
-    """The cost of a scenario's correct controls: the table, what was not costed (wrong
-    under Inductor), each note on a missing figure once, and the ratios of the warm calls.
+    """The cost of a scenario's correct controls: the table (a column per Cost metric of
+    benchmarks/metrics.py, under its label), what was not costed (wrong under Inductor), each
+    note on a missing figure once, and the ratios of the warm calls.
 
-    A row has `control`, `n` and whichever it measured of `scratch_bytes`,
-    `scratch_bytes_static` (the wrapper's simulated peak), `full_length_loops`,
-    `entrypoint_calls`, `median_s`, `q25_s`, `q75_s`, `samples`, `time_over_floor`,
-    `floor_defect`, `floor_note`, `instructions`, `instructions_note`, `instructions_error`
-    (absent or None: not measured)."""
+    A row has `control`, `n`, each Cost metric's row key it measured (`scratch_bytes`,
+    `median_s`, `instructions`, ...), and whichever notes it has of `scratch_bytes_static` (the
+    wrapper's simulated peak), `q25_s`, `q75_s`, `samples`, `floor_defect`, `floor_note`,
+    `instructions_note`, `instructions_error` (absent or None: not measured)."""
+    columns = metrics.of(metrics.COST)
     lines = [
         f"Cost of the correct `{scenario}` controls (Inductor):",
         "",
-        "| correct control | N | runtime scratch | full-length loops | entrypoint calls "
-        "| median warm call (IQR) | time over floor | instructions |",
-        "|---|---|---|---|---|---|---|---|",
+        "| correct control | N | " + " | ".join(m.label for m in columns) + " |",
+        "|---|---|" + "---|" * len(columns),
     ]
     timed = [row for row in rows if _number(row.get("median_s"))]
     for row in timed:
-        lines.append(
-            f"| {row['control']} | {row['n']:,} | {_scratch(row)} "
-            f"| {_int(row.get('full_length_loops'))} | {_int(row.get('entrypoint_calls'))} "
-            f"| {row['median_s'] * 1e3:.4f} ms{_iqr(row)} | {_floor(row)} | {_instructions(row)} |"
-        )
+        cells = [CELLS.get(m.row_key, _figure)(row, m.row_key) for m in columns]
+        lines.append(f"| {row['control']} | {row['n']:,} | " + " | ".join(cells) + " |")
     if not timed:
-        lines.append("| (no control was correct and timed) | | | | | | | |")
+        lines.append("| (no control was correct and timed) |" + " |" * (len(columns) + 1))
     wrong = [f"{control} (N={n:,}: wrong, not costed)" for control, n in not_costed]
     if wrong:
         lines += ["", "Not costed (wrong under Inductor): " + ", ".join(wrong)]
@@ -183,38 +183,52 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
 
 
-def _int(value) -> str:
-    return str(int(value)) if _number(value) else "n/a"
+def _figure(row: dict, key: str) -> str:
+    """A cost figure as it is (an integer without decimals), `n/a` where it was not measured."""
+    value = row.get(key)
+    if not _number(value):
+        return "n/a"
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def _scratch(row: dict) -> str:
-    measured, static = row.get("scratch_bytes"), row.get("scratch_bytes_static")
+def _scratch(row: dict, key: str) -> str:
+    measured, static = row.get(key), row.get("scratch_bytes_static")
     text = bytes_text(measured)
     if _number(measured) and _number(static) and int(measured) != int(static):
         text += f" (DISAGREES with the wrapper's {bytes_text(static)})"
     return text
 
 
-def _iqr(row: dict) -> str:
+def _warm_call(row: dict, key: str) -> str:
+    text = f"{row[key] * 1e3:.4f} ms"
     if not _number(row.get("q25_s")) or not _number(row.get("q75_s")):
-        return ""
+        return text
     samples = row.get("samples")
     count = f", {samples} samples" if samples is not None else ""
-    return f" ({row['q25_s'] * 1e3:.4f}-{row['q75_s'] * 1e3:.4f}{count})"
+    return text + f" ({row['q25_s'] * 1e3:.4f}-{row['q75_s'] * 1e3:.4f}{count})"
 
 
-def _floor(row: dict) -> str:
+def _floor(row: dict, key: str) -> str:
+    ratio = row.get(key)
     if row.get("floor_defect"):
-        ratio = row.get("time_over_floor")
         return f"FLOOR DEFECT ({ratio:.2f} x, see below)" if _number(ratio) else "FLOOR DEFECT"
-    ratio = row.get("time_over_floor")
     return f"{ratio:.2f} x" if _number(ratio) else "n/a"
 
 
-def _instructions(row: dict) -> str:
-    if _number(row.get("instructions")):
-        return f"{int(row['instructions']):,}"
+def _instructions(row: dict, key: str) -> str:
+    if _number(row.get(key)):
+        return f"{int(row[key]):,}"
     return "FAILED" if row.get("instructions_error") else "n/a"
+
+
+CELLS: dict[str, Callable[[dict, str], str]] = {
+    "scratch_bytes": _scratch,
+    "median_s": _warm_call,
+    "time_over_floor": _floor,
+    "instructions": _instructions,
+}
+"""The cost cells worded beyond the figure itself, by row key; any other metric's cell is
+its figure (`_figure`)."""
 
 
 def _notes(rows: list[dict]) -> list[str]:

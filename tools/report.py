@@ -27,6 +27,7 @@ from pathlib import Path
 
 from asv.results import iter_results_for_machine
 
+from benchmarks import metrics  # standard library only
 from benchmarks.known_failures import first_line, known_failure  # standard library only
 from benchmarks.machine import build_folder  # standard library only
 from tools import ledger as ledger_repo
@@ -312,14 +313,8 @@ def cost_rows(build: BuildResult, scenario: str = SCENARIO) -> tuple[list[dict],
                 not_costed.append((control, n))
             continue
         figure = {
-            name: build.values.get(f"{cost}.{benchmark}", {}).get((control, n))
-            for name, benchmark in (
-                ("scratch_bytes", "track_scratch_bytes"),
-                ("full_length_loops", "track_full_length_loops"),
-                ("entrypoint_calls", "track_entrypoint_calls"),
-                ("time_over_floor", "track_time_over_floor"),
-                ("instructions", "track_instructions"),
-            )
+            metric.row_key: build.values.get(f"{cost}.{metric.benchmark}", {}).get((control, n))
+            for metric in metrics.of(metrics.COST)
         }
         stats = build.stats.get(f"{cost}.time_warm_call", {}).get((control, n)) or {}
         notes = ("scratch_bytes_static", "floor_defect", "floor_note", "instructions_note",
@@ -330,7 +325,6 @@ def cost_rows(build: BuildResult, scenario: str = SCENARIO) -> tuple[list[dict],
                 "n": n,
                 **figure,
                 **{key: probe.get(key) for key in notes},
-                "median_s": seconds,
                 "q25_s": stats.get("q_25"),
                 "q75_s": stats.get("q_75"),
                 "samples": stats.get("repeat", "?") if "q_25" in stats else None,

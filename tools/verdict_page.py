@@ -11,8 +11,9 @@ records; the builds of every ledger branch) and shows:
     build to its left on the same machine (fixed, broken, changed), naming the pass(es)
     attribution found, and linking to asv's graph of that combination in the published site
     (`../#benchmark?p-...`);
-  - the cost of every correct control over the builds: runtime scratch, full-length loops,
-    instructions and time over floor, one SVG line chart per (scenario, metric, size).
+  - the cost of every correct control over the builds: one SVG line chart per (scenario,
+    metric, size) for every Cost metric with a chart title in benchmarks/metrics.py (runtime
+    scratch, full-length loops, time over floor, instructions).
 
 `publish(html, results, ledger)` writes the page and links it from asv's navigation bar;
 tools/history.py calls it after `asv publish`.
@@ -29,18 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from benchmarks import metrics  # standard library only
 from tools import ledger as ledger_repo
 from tools import render, report
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = Path("writeback") / "index.html"
 BACKEND_ORDER = ("inductor", "aot_eager", "eager")
-COST_METRICS = {
-    "track_scratch_bytes": "runtime scratch",
-    "track_full_length_loops": "full-length loops",
-    "track_instructions": "instructions per call",
-    "track_time_over_floor": "time over floor",
-}
 # Okabe-Ito: distinguishable with the common colour-vision deficiencies
 SERIES_COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 NAVBAR_ANCHOR = '<li id="nav-li-regressions">'
@@ -280,22 +276,24 @@ def cost_section(builds: list[report.BuildResult], benchmarks: dict) -> str:
     scenarios = list(dict.fromkeys(s for b in builds for s in report.cost_scenarios(b)))
     for scenario in scenarios:
         parts.append(f'<h3 id="cost-{_e(scenario)}">{_e(scenario)}</h3><div class="charts">')
-        for metric, title in COST_METRICS.items():
-            benchmark = f"{scenario}.Cost.{metric}"
+        for metric in charted():
+            benchmark = f"{scenario}.{metric.asv_name}"
             if benchmark not in benchmarks:
                 continue
             unit = benchmarks[benchmark].get("unit", "")
             for size in _sizes(builds, benchmark):
-                parts.append(
-                    cost_chart(
-                        builds, benchmark, size, f"{title}, N={render.size_cell(size)}", unit
-                    )
-                )
+                title = f"{metric.chart}, N={render.size_cell(size)}"
+                parts.append(cost_chart(builds, benchmark, size, title, unit))
         parts.append("</div>")
     if not scenarios:
         parts.append("<p>No Cost results yet.</p>")
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def charted() -> list[metrics.Metric]:
+    """The Cost metrics the page charts (benchmarks/metrics.py: those with a chart title)."""
+    return [metric for metric in metrics.of(metrics.COST) if metric.chart]
 
 
 def _sizes(builds, benchmark: str) -> list:

@@ -8,7 +8,8 @@ sorted into families. Four pieces with one job each, on a program as data (`prog
     run.py        a named corpus on the installed torch: rows, families and their attributions
 
 The asv class below tracks, per backend and named corpus, how many programs are wrong, in how
-many families, and how many failed to compile or run. The record is computed once per build
+many families, and how many failed to compile or run: the corpus metrics of
+`benchmarks/metrics.py`, each counted by `run.count_<name>`. The record is computed once per build
 in `setup_cache` and kept beside the generated code
 (`<artifacts>/<machine>/<build>/<isa>/corpus/<corpus>.json`), compiled in an emptied Inductor
 cache of its own (machine, build, ISA, `corpus`). Each Inductor family is attributed once
@@ -17,13 +18,19 @@ cache of its own (machine, build, ISA, `corpus`). Each Inductor family is attrib
 
 from __future__ import annotations
 
-from .. import artifacts, pool
+from .. import artifacts, metrics, pool
 from ..compat import Unsupported, build_key, cxx_compiler_problem, set_single_thread
 from ..machine import machine_name
 from ..probes.probe import isa
 from . import run
 
 
+def _count(benchmark, metric, record, backend, corpus) -> int:
+    """A corpus metric's value: `run.count_<name>` of the named corpus's record, per backend."""
+    return getattr(run, f"count_{metric.name}")(record["corpora"][corpus], backend)
+
+
+@metrics.asv_benchmarks(metrics.CORPUS, _count)
 class Correctness:
     """Wrong programs and families of each named corpus, per backend; a number, never a raise
     for a wrong result, so `asv find` can bisect it. Corpora other than the default are skips
@@ -59,26 +66,6 @@ class Correctness:
             raise Unsupported(record["skipped"][corpus])
         if backend not in record["corpora"][corpus]["backends"]:
             raise Unsupported(f"{backend} cannot run here: {cxx_compiler_problem()}")
-
-    def track_wrong_programs(self, record, backend, corpus):
-        """Programs whose compiled call differs from eager in any coordinate."""
-        return run.count_wrong_programs(record["corpora"][corpus], backend)
-
-    track_wrong_programs.unit = "programs"
-
-    def track_wrong_families(self, record, backend, corpus):
-        """Distinct normalized shapes of the wrong programs, once shrunk."""
-        return run.count_wrong_families(record["corpora"][corpus], backend)
-
-    track_wrong_families.unit = "families"
-
-    def track_failed_programs(self, record, backend, corpus):
-        """Programs whose compile or compiled call failed; the report lists each with its first
-        error line, and `make history` fails unless each is a known state
-        (`benchmarks/known_failures.py`)."""
-        return run.count_failed_programs(record["corpora"][corpus], backend)
-
-    track_failed_programs.unit = "programs"
 
 
 def _runnable_backends() -> tuple[str, ...]:
