@@ -7,9 +7,11 @@ The data path, one file (or folder) per step:
     tensordict_swap.py the swaps a real client (TensorDict) users write
     snapshot_swap_configs.py  the swap under every way users compile, and on other inputs
     scenario.py        what every scenario module provides (Scenario, Control)
+    registry.py        every scenario, found in its module as asv finds benchmarks
     contract.py        the snapshot contract: values and storage checked after one call
+    compiled.py        a control built for a backend (torch.compile), its generated code captured
     attribution.py     a wrong verdict -> the Inductor pass behind it (bisector, then ablation)
-    probes/            what is measured about one control: compiled code, scratch, loops, calls
+    probes/            what is measured about one control: its code kept, scratch, loops, calls
     artifacts.py       where generated code and probe records are kept (under results/)
     metrics.py         every metric once: asv name, unit, row key, label, gate, chart
     asv_classes.py     the asv plumbing shared by every scenario (Correctness, Cost)

@@ -31,8 +31,6 @@ import os
 import shutil
 from pathlib import Path
 
-from .probes.generated_code import kernels
-
 ROW_KEY = ("control", "backend", "n")
 
 
@@ -106,18 +104,6 @@ def inductor_cache_within(folder: Path, *, fresh: bool = False):
             os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
         else:
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = previous
-
-
-def save_code(folder: Path, wrappers: list[str]) -> None:
-    """Write each generated wrapper, and all their C++ kernels in one file, into `folder`."""
-    folder.mkdir(parents=True, exist_ok=True)
-    cpp = []
-    for index, wrapper in enumerate(wrappers):
-        name = "wrapper.py" if index == 0 else f"wrapper_{index}.py"
-        (folder / name).write_text(wrapper)
-        for kernel in kernels(wrapper):
-            cpp.append(f"// ---- {name}: {kernel.name} ----\n{kernel.source.strip()}\n")
-    (folder / "kernels.cpp").write_text("\n".join(cpp))
 
 
 def save_record(path: Path, record: dict) -> dict:

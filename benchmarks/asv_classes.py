@@ -31,10 +31,10 @@ import torch
 
 from . import artifacts, metrics, pool
 from .compat import Unsupported, build_key, set_single_thread, vector_isa
+from .compiled import build
 from .contract import check, require
 from .machine import machine_name
 from .probes import instructions
-from .probes.compiled import build
 from .probes.probe import HarnessFailure, find_row, isa, probe_scenario, row_verdict
 from .probes.runtime import FloorDefect
 from .scenario import ASV_BACKENDS, COST_BACKEND, Scenario

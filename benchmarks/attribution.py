@@ -51,8 +51,8 @@ import torch
 
 from . import artifacts
 from .compat import fresh_inductor_cache as fresh_cache
+from .compiled import build
 from .contract import check
-from .probes.compiled import build
 from .scenario import Control, Scenario
 
 KNOB = "WRITEBACK_ATTRIBUTION"

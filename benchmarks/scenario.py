@@ -1,8 +1,9 @@
 """What a scenario module provides: named controls, a case builder, sizes.
 
 A scenario is one mutation/aliasing pattern (the snapshot swap is the first). Adding another
-means one new module that builds a `Scenario` and two asv classes from `asv_classes`; the
-contract, the probes and the asv plumbing stay as they are.
+means one new module, named as the scenario, that builds a `Scenario` and two asv classes from
+`asv_classes`; `registry.py` finds it there, and the contract, the probes and the asv plumbing
+stay as they are.
 """
 
 from __future__ import annotations

@@ -88,7 +88,6 @@ TENSORDICT = Scenario(
                 floor_operands=_two_rows, **_CLIENT),
     ),
     sizes=(3, 1048576),
-    param_names=("scenario", "backend", "n"),
     floor_operands=_two_leaves,
 )  # fmt: skip
 

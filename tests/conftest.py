@@ -1,4 +1,10 @@
+from pathlib import Path
+
 import pytest
+
+from tools import builds, ledger
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -9,3 +15,12 @@ def _artifacts_in_tmp(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("WRITEBACK_INSTRUCTIONS", "0")
     # attribution recompiles a wrong control tens of times: only tests/test_attribution.py runs it
     monkeypatch.setenv("WRITEBACK_ATTRIBUTION", "0")
+
+
+@pytest.fixture(scope="session")
+def ledger_path(tmp_path_factory):
+    """The ledger of builds.txt, which the recorded results (tests/fixtures/history) were
+    measured on."""
+    path = tmp_path_factory.mktemp("ledger") / "ledger"
+    ledger.build_ledger(builds.read(ROOT / "builds.txt"), path)
+    return path

@@ -150,8 +150,8 @@ def test_a_call_wrong_before_inductor_names_the_backend_and_no_pass(monkeypatch)
     wrong under aot_eager on the builds measured so far; where it is, the bisector's answer is
     the backend, and no Inductor pass is ablated."""
     from benchmarks import aliasing
+    from benchmarks.compiled import build
     from benchmarks.contract import check
-    from benchmarks.probes.compiled import build
 
     monkeypatch.setenv("WRITEBACK_ATTRIBUTION", "1")
     control = aliasing.CATALOGUE.control("dropout_identity_add")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import builds, expected, history, ledger, report
+from tools import expected, history, ledger, report
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
@@ -24,13 +24,6 @@ BUILD = "torch-2.15.0"
 EAGER = ("snapshot_swap", "foreach_clones", "eager", 3)
 BROKE = "the eager reference broke its own contract: ret_b 3 wrong; in_b 3 wrong; view_b 3 wrong"
 NAMED = f"HARNESS FAILURE snapshot_swap.foreach_clones (eager, n=3) on {BUILD} (vm): {BROKE}"
-
-
-@pytest.fixture(scope="module")
-def ledger_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("ledger") / "ledger"
-    ledger.build_ledger(builds.read(ROOT / "builds.txt"), path)
-    return path
 
 
 def _probe_row(results: Path, scenario: str, control: str, backend: str, n) -> tuple:

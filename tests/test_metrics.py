@@ -163,13 +163,13 @@ def test_the_verdict_page_charts_the_toy_metric_with_its_unit(with_toy, discover
 
 
 def test_the_checks_json_rows_carry_the_toy_metric(monkeypatch):
-    from tools import check_snapshot_swap  # imports torch
+    from tools import check  # imports torch
 
     monkeypatch.setattr(metrics, "METRICS", (*metrics.METRICS, TOY))
     record = {"scenario": "snapshot_swap", "torch_version": "2.15.0", "torch_git_version": "x",
               "rows": [{"control": "select_swap", "backend": "inductor", "n": 3,
                         "toy_passes": TOY_VALUE}]}  # fmt: skip
-    (row,) = check_snapshot_swap.json_rows(record)
+    (row,) = check.json_rows(record)
     assert row["toy_passes"] == TOY_VALUE and row["instructions"] is None
 
 

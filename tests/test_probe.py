@@ -22,9 +22,9 @@ import torch
 
 from benchmarks import asv_classes, snapshot_swap
 from benchmarks.compat import Unsupported
+from benchmarks.compiled import build, compile_and_capture, graph_input_order
 from benchmarks.contract import Case
 from benchmarks.probes import instructions, probe
-from benchmarks.probes.compiled import build, compile_and_capture, graph_input_order
 from benchmarks.probes.probe import find_row, probe_scenario
 from benchmarks.probes.runtime import profile_warm_call
 from benchmarks.scenario import Control, Scenario
@@ -388,7 +388,11 @@ def _specs(record, rows):
 
 def _run_counting_child(folder, cases) -> dict:
     """A zygote and its counting fork without valgrind: the collection toggles do nothing."""
-    report = instructions.run_natively(folder, cases, timeout=600)
+    zygote = instructions.Zygote.launch(folder, prefix=[])
+    try:
+        report = zygote.report(cases, timeout=600)
+    finally:
+        zygote.stop()
     assert report["identity"] == instructions._identity()  # the torch and Python counted in
     return {key: report[key] for key in ("counted", "broken")}
 

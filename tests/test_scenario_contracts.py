@@ -1,17 +1,18 @@
-"""The contracts of the scenarios beyond the swap (the aliasing catalogue, the TensorDict
-client): every entry's expectation matches eager at each size, and faults injected into each
-entry's outputs, inputs and storage are caught and named."""
+"""The contracts of every scenario of the registry (the swap, the aliasing catalogue, the
+TensorDict client, and any scenario module added): every entry's expectation matches eager at
+each size, and faults injected into each entry's outputs, inputs and storage are caught and
+named."""
 
 import warnings
 
 import pytest
 import torch
 
-from benchmarks import aliasing, tensordict_swap
+from benchmarks import aliasing, registry
 from benchmarks.compat import import_problem, missing_attributes
 from benchmarks.contract import check
 
-SCENARIOS = (aliasing.CATALOGUE, tensordict_swap.TENSORDICT)
+SCENARIOS = tuple(registry.scenarios().values())
 ENTRIES = [
     (scenario, c)
     for scenario in SCENARIOS

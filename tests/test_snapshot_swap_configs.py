@@ -21,7 +21,7 @@ from benchmarks.probes.probe import HarnessFailure
 from benchmarks.probes.variants import Variant, find_variant_row, usable_variant_row
 from benchmarks.scenario import Control
 from tests.test_attribution import swap_copy_sources
-from tools import check_snapshot_swap
+from tools import check as standalone
 
 VARIANTS = {v.name: v for v in snapshot_swap_configs.VARIANTS}
 DTYPES = {
@@ -169,8 +169,8 @@ def test_an_alias_only_fault_is_wrong_in_the_record_the_asv_class_and_the_check(
     bench.setup(record, "select_swap", variant.name)
     total = bench.track_wrong_elements(record, "select_swap", variant.name)
     assert total == row["wrong_elements"]["total"] >= 6
-    (json_row,) = check_snapshot_swap.variant_json_rows(record)
-    cell = check_snapshot_swap._cell(json_row)
+    (json_row,) = standalone.variant_json_rows(record)
+    cell = standalone._cell(json_row)
     assert cell.startswith("wrong: ") and "alias_a 3, alias_b 3" in cell, cell
     assert json_row["attribution"] == row["attribution"]
 
@@ -302,13 +302,13 @@ def test_asv_class_reads_the_record(every_variant, monkeypatch, tmp_path):
 @pytest.mark.slow
 def test_standalone_rows_carry_config_and_input_and_the_table_every_cell(every_variant):
     record, _ = every_variant
-    rows = check_snapshot_swap.variant_json_rows(record)
+    rows = standalone.variant_json_rows(record)
     assert [(r["variant"], r["config"], r["input"]) for r in rows] == [
         (v.name, v.config, v.input) for v in snapshot_swap_configs.VARIANTS
     ]
     assert all(r["scenario"] == "snapshot_swap_configs" and "backend" not in r for r in rows)
-    table = check_snapshot_swap.render_variants(record, rows)
+    table = standalone.render_variants(record, rows)
     header, _, line = table.splitlines()[-3:]
     assert header == "| control | " + " | ".join(VARIANTS) + " |"
     cells = [cell.strip() for cell in line.strip("|").split("|")][1:]
-    assert cells == [check_snapshot_swap._cell(row) for row in rows]
+    assert cells == [standalone._cell(row) for row in rows]

@@ -17,11 +17,11 @@ from tools import builds, ledger, render, report
 
 ROOT = Path(__file__).resolve().parents[1]
 # every command of tools/ (render: the library the report and the check share; time_spent:
-# the report's time table)
+# the report's time table; summary: what `make history` and `make merge` print at the end)
 TOOLS = sorted(
     p.stem
     for p in (ROOT / "tools").glob("*.py")
-    if p.stem not in ("__init__", "render", "time_spent")
+    if p.stem not in ("__init__", "render", "time_spent", "summary")
 )
 COMMITTED = ROOT / "results"
 
@@ -77,7 +77,7 @@ def test_the_report_and_the_check_word_every_committed_verdict_alike(committed):
     """The report words a verdict from asv's numbers and the probe record beside them; the
     check words the probe row it just measured. Both go through tools/render.py, so on every
     committed row whose asv result and probe row agree the words are the same."""
-    from tools import check_snapshot_swap  # imports torch
+    from tools import check  # imports torch
 
     compared = 0
     for build in committed:
@@ -86,7 +86,7 @@ def test_the_report_and_the_check_word_every_committed_verdict_alike(committed):
             if state == "not run":
                 continue
             assert render.row_verdict(row) == (state, words), (build.tag, scenario, control)
-            assert check_snapshot_swap._cell(row) == words
+            assert check._cell(row) == words
             compared += 1
     assert compared > 100
 

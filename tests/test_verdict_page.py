@@ -18,7 +18,7 @@ import pytest
 from playwright import sync_api as playwright
 
 from tests.test_harness_failures import BROKE, plant_harness_failure
-from tools import builds, ledger, offline_site, render, report, verdict_page
+from tools import offline_site, render, report, verdict_page
 from tools.site_browser import Server, chromium
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,13 +30,6 @@ FLAGS = [
     "--disable-component-update", "--no-first-run", "--disable-sync",
 ]  # fmt: skip
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def ledger_path(tmp_path_factory):
-    path = tmp_path_factory.mktemp("ledger") / "ledger"
-    ledger.build_ledger(builds.read(ROOT / "builds.txt"), path)
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,8 @@
 Runs `benchmarks.attribution.attribute` once (the compiler bisector, then ablation) and prints
 the result as JSON, then the time it took. The size is an element count for the swap and the
 TensorDict scenario, a label (`small`, `large`) for the aliasing catalogue; the default is the
-scenario's gate size. A control that is exact here is reported as not attributed.
+scenario's gate size. A control that is exact here is reported as not attributed. The
+scenarios are those of `benchmarks/registry.py`.
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ import json
 import sys
 import time
 
+from benchmarks import registry
 from benchmarks.attribution import attribute
 from benchmarks.compat import set_single_thread, torch_identity
-from tools.check_snapshot_swap import SCENARIOS
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parse(argv)
-    scenario = SCENARIOS[args.scenario]
+    scenarios = registry.scenarios()
+    args = _parse(argv, scenarios)
+    scenario = scenarios[args.scenario]
     try:
         control = scenario.control(args.control)
     except KeyError as exc:
@@ -50,11 +52,11 @@ def _size(text: str | None, scenario):
     return int(text) if text.isdigit() else text
 
 
-def _parse(argv):
+def _parse(argv, scenarios: dict):
     parser = argparse.ArgumentParser(
         prog="python -m tools.attribute", description=__doc__.split("\n\n")[0]
     )
-    parser.add_argument("--scenario", required=True, choices=list(SCENARIOS))
+    parser.add_argument("--scenario", required=True, choices=list(scenarios))
     parser.add_argument("--control", required=True, help="a control or catalogue entry name")
     parser.add_argument("--size", help="element count, or small/large for the catalogue")
     return parser.parse_args(argv)

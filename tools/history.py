@@ -1,5 +1,5 @@
 """The main job (`make history`): measure every build of the builds file not yet measured on
-this machine, publish the site, print the report.
+this machine, publish the site, write the report and print its summary.
 
     python -m tools.history [--builds builds.txt] [--machine NAME] [--only NAME ...] [--quick]
                             [--shard k/K] [--bench REGEX]
@@ -18,11 +18,13 @@ Steps, each printed as it starts:
      linked from asv's navigation bar), then serve asv's scripts from html/vendor/
      (offline_site.py), and look at it in headless Chromium without network when Chromium is
      installed;
-  5. the report (tools/report.py), also written to results/report.md; then one line naming
-     every real failure of the builds it measured, harness failures first (an eager reference
-     that broke its own contract), then failed benchmarks and generated corpus programs that
-     failed to compile or run other than a known state (benchmarks/known_failures.py); exit 1
-     when there is one (`failed_at_end`).
+  5. the report (tools/report.py), written to results/report.md, and its summary printed
+     (tools/summary.py: per build what is wrong, what flipped and what failed; where the
+     report, the site and the verdict page are, and `.venv/bin/asv preview`); then one line
+     naming every real failure of the builds it measured, harness failures first (an eager
+     reference that broke its own contract), then failed benchmarks and generated corpus
+     programs that failed to compile or run other than a known state
+     (benchmarks/known_failures.py); exit 1 when there is one (`failed_at_end`).
 
 A shard (`--shard k/K`, a CI matrix job) measures every K-th build of the file from the k-th
 (the ledger is still the whole file, so its commit ids are the unsharded run's), skips step 4
@@ -52,7 +54,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools import asv_project, offline_site, report, site_browser, verdict_page
+from tools import asv_project, offline_site, report, site_browser, summary, verdict_page
 from tools import builds as builds_file
 from tools import ledger as ledger_repo
 
@@ -143,10 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     if not quick and not shard:  # the verdict page shows every machine, the report this one
         everyone = report.load(results, ledger)
         problems += publish(args.site_check, results, ledger, everyone)
-    loaded = write_report(results, ledger, machine, everyone)
-    if not quick and not shard:
-        print("Browse the history with:  .venv/bin/python -m tools.asv_project preview  "
-              "(serves html/ at http://127.0.0.1:8080)")  # fmt: skip
+    published = ROOT / "html" if not quick and not shard else None
+    loaded = write_report(results, ledger, machine, everyone, published)
     return failed_at_end(problems, loaded, {e.commit for e in todo})
 
 
@@ -203,20 +203,19 @@ def publish(site_check: bool, results: Path, ledger: Path, builds=None) -> list[
 
 
 def write_report(
-    results: Path, ledger: Path, machine: str | None, everyone=None
+    results: Path, ledger: Path, machine: str | None, everyone=None, html: Path | None = None
 ) -> list[report.BuildResult]:
-    """Step 5: the report of `machine` (every machine: None), printed and written to
-    results/report.md; from `everyone` (every machine's, already loaded) when given. Returns
-    what it was made from."""
+    """Step 5: the report of `machine` (every machine: None), written to results/report.md,
+    and its summary printed (tools/summary.py), naming the site in `html` when this run
+    published it; from `everyone` (every machine's, already loaded) when given. Returns what
+    it was made from."""
     _step("5. report")
     if everyone is None:
         loaded = report.load(results, ledger, machine)
     else:
         loaded = [b for b in everyone if machine is None or b.machine == machine]
-    text = report.render(loaded)
-    (results / "report.md").write_text(text)
-    print(text)
-    print(f"The report is also in {(results / 'report.md').relative_to(ROOT)}.")
+    (results / "report.md").write_text(report.render(loaded))
+    print(summary.summary(loaded, results / "report.md", html), end="")
     return loaded
 
 

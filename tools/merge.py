@@ -29,7 +29,8 @@ After the merge, results/'s result files of an older benchmark set are named (th
 out of the site and the report until their builds are measured again).
 
 Then results/ holds the union: `asv publish` makes html/ (self-contained and checked as in
-`make history`) and the report of every machine is printed and written to results/report.md.
+`make history`), the report of every machine is written to results/report.md and its summary
+printed (tools/summary.py), as `make history` ends.
 Exit status: 0; 1 when publishing failed or the results hold real failures; 2 when refused.
 """
 
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     apply(plan, into)
     everyone = report.load(into, ledger)
     problems = history.publish(args.site_check, into, ledger, everyone)
-    loaded = history.write_report(into, ledger, None, everyone)
+    loaded = history.write_report(into, ledger, None, everyone, ROOT / "html")
     return history.failed_at_end(problems, loaded, {build.commit for build in loaded})
 
 

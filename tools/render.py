@@ -1,5 +1,5 @@
 """The tables both the report (tools/report.py) and the standalone check
-(tools/check_snapshot_swap.py) print, in one wording: a verdict, the values table, the cost
+(tools/check.py) print, in one wording: a verdict, the values table, the cost
 table of a scenario's correct controls and the ratios between them.
 
 Each caller gathers its numbers its own way (the report from asv's results and the probe
@@ -48,7 +48,7 @@ def verdict(
     if state != "wrong":
         raise ValueError(f"unknown verdict state {state!r}; expected one of {VERDICT_STATES}")
     detail = coordinates or {}
-    named = sorted((k for k in detail if k != "total" and detail[k]), key=_coordinate_order)
+    named = sorted((k for k in detail if k != "total" and detail[k]), key=coordinate_order)
     words = f"wrong: {int(total)}"
     words += f" ({', '.join(f'{k} {detail[k]}' for k in named)})" if named else ""
     if moved:
@@ -173,7 +173,7 @@ def bytes_text(value) -> str:
     return f"{value:,} B ({value / MIB:g} MiB)" if value >= MIB else f"{value:,} B"
 
 
-def _coordinate_order(coordinate: str) -> tuple[int, str]:
+def coordinate_order(coordinate: str) -> tuple[int, str]:
     """The contract's order: returns, then inputs, then views, then the rest (alias probes)."""
     kind, _, name = coordinate.partition("_")
     return (COORDINATE_KINDS.index(kind) if kind in COORDINATE_KINDS else 3, name)

@@ -3,7 +3,7 @@
     python -m tools.stability [--python PYTHON] [--runs 5] [--instruction-runs 2] [--n 1048576]
                               [--busy-core] [--output DIR]
 
-Runs tools/check_snapshot_swap.py `--runs` times, each in its own process with the given
+Runs tools/check.py `--runs` times, each in its own process with the given
 interpreter (default: the asv environment's, which holds the newest build measured), and
 reports for every correct control at N:
   - `time_over_floor` over the runs (over the physical floor, a fused in-place swap of the
@@ -45,7 +45,7 @@ def run_checks(python: str, runs: int, instruction_runs: int, n: int) -> list[li
                   f"{' (with callgrind, about a minute)' if counted else ''}",
                   file=sys.stderr, flush=True)  # fmt: skip
             out = Path(tmp) / f"run{index}.json"
-            command = [python, "-m", "tools.check_snapshot_swap", "--sizes", f"3,{n}",
+            command = [python, "-m", "tools.check", "--sizes", f"3,{n}",
                        "--json", str(out)] + ([] if counted else ["--no-instructions"])  # fmt: skip
             result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
             run_rows = json.loads(out.read_text()) if out.exists() else []

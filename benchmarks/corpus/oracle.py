@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ..compiled import build
 from ..contract import Case, Verdict, alias_wrong, check, count_wrong
-from ..probes.compiled import build
 from .program import Program
 
 RETURNS_ALIAS = "alias_returns"

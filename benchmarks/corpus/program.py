@@ -14,13 +14,11 @@ from dataclasses import dataclass
 
 import torch
 
-DTYPES = {"float32": torch.float32, "int64": torch.int64}
 EXACT_LIMIT = 2**20
 """Every value a program computes stays within +-2**20: exact in FP32, far from int64 limits."""
 
 VIEWS = {"slice", "select", "narrow", "transpose", "diagonal", "unfold", "expand", "view",
          "reshape"}  # fmt: skip
-FRESH = {"clone", "mul", "add", "flip", "slice_scatter", "select_scatter", "diagonal_scatter"}
 INPLACE = {"copy_", "add_", "mul_", "zero_", "fill_", "clamp_", "index_put_", "index_fill_",
            "index_copy_", "scatter_", "masked_fill_"}  # fmt: skip
 FOREACH = {"_foreach_copy_", "_foreach_add_", "_foreach_mul_"}

@@ -1,5 +1,6 @@
 """Read what Inductor generated: the C++ kernels inside a wrapper, their full-length passes,
-and the scratch the wrapper's `call` allocates. Pure text parsing, no torch needed.
+and the scratch the wrapper's `call` allocates; and keep them (`save_code`: the wrapper, and
+its C++ in one file). Pure text, no torch needed.
 
 The wrapper is the Python module Inductor writes for one compiled graph. Its C++ kernels are
 the `'''...'''` bodies of `async_compile.cpp(...)` (older releases) or
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 _KERNEL = re.compile(
     r"^(?P<name>\w+)\s*=\s*async_compile\.cpp\w*\(.*?r?'''(?P<source>.*?)'''",
@@ -67,6 +69,18 @@ def kernels(wrapper: str) -> list[Kernel]:
             line = _line_at(wrapper, compile_call.start())
             raise UnreadableCode(f"a C++ kernel the wrapper parser does not read: {line!r}")
     return [Kernel(m["name"], m["source"]) for m in found]
+
+
+def save_code(folder: Path, wrappers: list[str]) -> None:
+    """Write each generated wrapper, and all their C++ kernels in one file, into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cpp = []
+    for index, wrapper in enumerate(wrappers):
+        name = "wrapper.py" if index == 0 else f"wrapper_{index}.py"
+        (folder / name).write_text(wrapper)
+        for kernel in kernels(wrapper):
+            cpp.append(f"// ---- {name}: {kernel.name} ----\n{kernel.source.strip()}\n")
+    (folder / "kernels.cpp").write_text("\n".join(cpp))
 
 
 def _line_at(text: str, pos: int) -> str:

@@ -77,6 +77,7 @@ from .. import artifacts
 from ..compat import Unsupported, vector_isa
 from ..contract import Case, check
 from ..scenario import Scenario
+from .generated_code import save_code
 
 CALLS = 50
 _TOTAL = re.compile(r"^(?:summary|totals):\s+(\d+)", re.M)
@@ -450,16 +451,6 @@ def _identity() -> dict:
     return {**torch_identity(), "executable": sys.executable}
 
 
-def run_natively(folder: Path, cases: list[dict], timeout: float) -> dict:
-    """A zygote without valgrind (its collection toggles do nothing) in `folder`, one count
-    handed over: its report (`Zygote.report`)."""
-    zygote = Zygote.launch(folder, prefix=[])
-    try:
-        return zygote.report(cases, timeout)
-    finally:
-        zygote.stop()
-
-
 _HELPER_C = """
 #include <valgrind/callgrind.h>
 void writeback_instrument_on(void) { CALLGRIND_START_INSTRUMENTATION; }
@@ -603,7 +594,7 @@ def _load_kept(folder: Path, name: str):
     path = folder / "wrapper.py"
     text = path.read_text()
     with tempfile.TemporaryDirectory(prefix="writeback-kernels-") as tmp:
-        artifacts.save_code(Path(tmp), [text])
+        save_code(Path(tmp), [text])
         loaded_cpp = (Path(tmp) / "kernels.cpp").read_text()
     if loaded_cpp != (folder / "kernels.cpp").read_text():
         raise CountedCodeBroken(f"{path}: its C++ is not the kernels.cpp kept beside it")

@@ -35,12 +35,12 @@ from ..compat import (
     torch_identity,
     vector_isa,
 )
+from ..compiled import build, compile_and_capture, graph_input_order
 from ..contract import Case, Verdict, check
 from ..machine import cpu_identity, machine_name
 from ..scenario import BACKENDS, COST_BACKEND, Control, Scenario
 from . import floor, instructions
-from .compiled import build, compile_and_capture, graph_input_order
-from .generated_code import full_length_loops, static_scratch
+from .generated_code import full_length_loops, save_code, static_scratch
 from .runtime import floor_figures, profile_warm_call, warm_call_samples
 
 
@@ -346,7 +346,7 @@ def _probe_inductor(
         folder = artifacts.code_dir(
             root, machine_name(), build_key(), isa(), scenario.name, control.name, n
         )
-        artifacts.save_code(folder, wrappers)
+        save_code(folder, wrappers)
         row["code_dir"] = str(folder)
     with torch.no_grad():
         case = scenario.case(control, n)
@@ -422,7 +422,6 @@ def _inputs_for_timing(scenario: Scenario, control: Control, n: int):
 
 def _set_verdict(row: dict, verdict: Verdict, case: Case) -> None:
     row["elements"] = sum(t.numel() for t in case.inputs.values())
-    row["input_shapes"] = [list(t.shape) for t in case.inputs.values()]
     row["wrong_elements"] = {**verdict.wrong, "total": verdict.total}
     row["storages_moved"] = len(verdict.moved)
     row["moved"] = list(verdict.moved)
@@ -445,7 +444,6 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "n": n,
         "fix": "",
         "elements": None,
-        "input_shapes": None,
         "wrong_elements": None,
         "storages_moved": None,
         "moved": [],
@@ -457,7 +455,6 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
         "scratch_static_note": "",
         "full_length_loops": None,
         "entrypoint_calls": None,
-        "entrypoint_event": None,
         "median_s": None,
         "samples_s": None,
         "time_over_floor": None,

@@ -234,7 +234,6 @@ def _empty_row(control: str, variant: Variant) -> dict:
         "input": variant.input,
         "n": None,
         "elements": None,
-        "input_shapes": None,
         "wrong_elements": None,
         "storages_moved": None,
         "moved": [],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ..compat import Unsupported, cxx_compiler_problem, run_and_get_code
+from .compat import Unsupported, cxx_compiler_problem, run_and_get_code
 
 
 def build(fn, backend: str, fullgraph: bool = True):

@@ -1,0 +1,146 @@
+"""What a run ends with on the terminal: one screen, the full report being in a file.
+
+Per build (oldest first, machine by machine): how many verdicts are wrong and which (scenario,
+control, backend, sizes: the coordinates wrong), or that they are the build before's; what
+flipped since the build before on the same machine (fixed / BROKEN); what failed, grouped by
+its reason. Then where the report, the site and the verdict page are, and the command that
+serves the site. Everything comes from the results model (`tools/report.py`'s `load`), as the
+report does; `make history` and `make merge` print this and write the report to
+results/report.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.known_failures import first_line  # standard library only
+from tools import render as words
+from tools import report, verdict_page
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVE = ".venv/bin/asv preview"
+REASONS_SHOWN = 3
+"""Distinct failure reasons a build lists; the report lists every failure."""
+
+
+def summary(builds: list[report.BuildResult], report_file: Path, html: Path | None) -> str:
+    """The run's summary: every build's wrong verdicts, flips and failures, then where the
+    report (`report_file`), the site and the verdict page (under `html`; None: not published
+    by this run) are."""
+    if not builds:
+        return "No results yet: run `make history` first."
+    keys = report.matrix_keys(builds)
+    several = len({b.machine for b in builds}) > 1
+    lines, before = [], {}
+    for build in builds:
+        name = build.label + (f" on {build.machine}" if several else "")
+        if not build.installed:
+            lines += [f"{name}: not measured", *failure_lines(build)]
+            continue
+        states = verdict_states(build, keys)
+        wrong = [key for key, state in states.items() if state == "wrong"]
+        lines += [f"{name}: {_count(len(wrong), 'wrong verdict')}", *_stale(build)]
+        previous, previous_states = before.get(build.machine, (None, {}))
+        if wrong and previous and wrong == [k for k, s in previous_states.items() if s == "wrong"]:
+            lines.append(f"  wrong: the same as {previous.tag or previous.name}")
+        else:
+            lines += [f"  wrong: {row}" for row in grouped(build, wrong)]
+        if previous:
+            lines += flip_lines(previous, previous_states, build, states)
+        lines += failure_lines(build)
+        before[build.machine] = (build, states)
+    lines += ["", f"The full report: {shown(report_file)}"]
+    if html is not None:
+        lines += [
+            f"The verdict page: {shown(html / verdict_page.PAGE)} (opens from the file system)",
+            f"The site: {shown(html)}/; serve it with `{SERVE}` (http://127.0.0.1:8080)",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def verdict_states(build: report.BuildResult, keys: list[tuple]) -> dict[tuple, str]:
+    """The verdict state (`report.VERDICT_STATES`) of each matrix key (scenario, control,
+    backend, size) on `build`."""
+    return {key: report.verdict_state(build, key[1], key[2], key[3], key[0])[0] for key in keys}
+
+
+def grouped(build: report.BuildResult, rows: list[tuple]) -> list[str]:
+    """`scenario.control backend sizes: coordinates`, one line per (scenario, control, backend,
+    coordinates): the sizes wrong in the same coordinates share a line."""
+    sizes: dict[tuple, list] = {}
+    for scenario, control, backend, n in rows:
+        where = (scenario, control, backend, coordinates(build, (scenario, control, backend, n)))
+        sizes.setdefault(where, []).append(n)
+    return [
+        f"{scenario}.{control} {backend}{_sizes(found)}" + (f": {wrong}" if wrong else "")
+        for (scenario, control, backend, wrong), found in sizes.items()
+    ]
+
+
+def coordinates(build: report.BuildResult, key: tuple) -> str:
+    """The contract's coordinates a wrong row is wrong in (`ret_b, in_b, view_b`) and the
+    storages it moved; '' when the probe record is missing."""
+    row = build.probe.get(key, {})
+    counts = row.get("wrong_elements") or {}
+    wrong = sorted((k for k, count in counts.items() if k != "total" and count),
+                   key=words.coordinate_order)  # fmt: skip
+    return ", ".join(wrong + [f"moved {name}" for name in row.get("moved") or []])
+
+
+def flip_lines(previous, previous_states: dict, build, states: dict) -> list[str]:
+    """What flipped between two builds of one machine (each with its `verdict_states`): `fixed`
+    (wrong before, exact now) and `BROKEN` (exact before, wrong now), named as `grouped` names
+    them."""
+    since = previous.tag or previous.name
+    flips = {key: (previous_states.get(key), state) for key, state in states.items()}
+    fixed = [key for key, flip in flips.items() if flip == ("wrong", "exact")]
+    broken = [key for key, flip in flips.items() if flip == ("exact", "wrong")]
+    return [f"  fixed since {since}: {row}" for row in grouped(previous, fixed)] + [
+        f"  BROKEN since {since}: {row}" for row in grouped(build, broken)
+    ]
+
+
+def failure_lines(build: report.BuildResult) -> list[str]:
+    """The build's failures (`report.failures`) and its corpus programs that failed other than
+    a known state, one line per distinct reason with the first thing that failed for it:
+    harness failures first, then the most frequent reason."""
+    failed: dict[tuple[bool, str], list[str]] = {}
+    for failure in report.failures([build]):
+        failed.setdefault((not failure.harness, failure.reason), []).append(failure.benchmark)
+    for program in report.failed_programs([build]):
+        if not program.known:
+            where = f"corpus {program.corpus} program {program.program} ({program.backend})"
+            failed.setdefault((True, first_line(program.error)), []).append(where)
+    ordered = sorted(failed.items(), key=lambda item: (item[0][0], -len(item[1])))
+    lines = [f"  failed: {_first_of(names)}: {reason}"
+             for (_, reason), names in ordered[:REASONS_SHOWN]]  # fmt: skip
+    if rest := ordered[REASONS_SHOWN:]:
+        count = sum(len(names) for _, names in rest)
+        lines.append(f"  failed: {count} more, for {len(rest)} other reasons (the report "
+                     "lists each)")  # fmt: skip
+    return lines
+
+
+def shown(path: Path) -> str:
+    """`path` relative to the project when it is inside it, else as it is."""
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def _stale(build: report.BuildResult) -> list[str]:
+    if not build.stale:
+        return []
+    return [f"  not shown: {_count(len(build.stale), 'benchmark')} measured with an older "
+            "version of the benchmark (the report says which)"]  # fmt: skip
+
+
+def _first_of(names: list[str]) -> str:
+    return names[0] + (f" and {len(names) - 1} more" if len(names) > 1 else "")
+
+
+def _sizes(found: list) -> str:
+    known = [n for n in found if n is not None]  # a variant's row has no size
+    return (" " + ", ".join(words.size_cell(n) for n in known)) if known else ""
+
+
+def _count(number: int, thing: str) -> str:
+    return f"{number} {thing}" + ("" if number == 1 else "s")
