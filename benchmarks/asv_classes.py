@@ -98,11 +98,24 @@ def probe_for_asv(scenario: Scenario) -> dict:
         count_instructions=count,
         inductor_cache=inductor_cache(),
         workers=pool.workers_wanted(),
+        versions=benchmark_versions(scenario.name),
     )
     if not count:
         for row in record["rows"]:
             row["instructions_note"] = INSTRUCTIONS_OFF
     return record
+
+
+def benchmark_versions(scenario: str) -> dict[str, str]:
+    """The version asv records for each benchmark of `scenario`'s asv classes (the method's
+    own `version`, else its class's), by asv's name for it (`module.Class.method`)."""
+    versions = {}
+    for cls in _CLASSES.get(scenario, []):
+        module = cls.__module__.rpartition(".")[2]
+        for name in (n for n in dir(cls) if n.startswith(("time_", "track_"))):
+            version = getattr(getattr(cls, name), "version", cls.version)
+            versions[f"{module}.{cls.__name__}.{name}"] = version
+    return versions
 
 
 def _usable(record: dict, control: str, backend: str, n: int, verdict_only=False) -> dict:
@@ -154,6 +167,9 @@ def _require_floor(record, control, n):
 _SCENARIOS: dict[str, Scenario] = {}
 """Every scenario with asv classes, by name: the record names its scenario, this finds it."""
 
+_CLASSES: dict[str, list[type]] = {}
+"""The asv classes of each scenario, by its name."""
+
 _TIMED: dict[tuple[str, str, int], tuple] = {}
 """The compiled control and its inputs for `time_warm_call`, filled by its own setup."""
 
@@ -171,6 +187,7 @@ class _ScenarioBenchmarks(abc.ABC):
         super().__init_subclass__(**kwargs)
         if hasattr(cls, "scenario"):
             _SCENARIOS[cls.scenario.name] = cls.scenario
+            _CLASSES.setdefault(cls.scenario.name, []).append(cls)
 
     @abc.abstractmethod
     def setup_cache(self):

@@ -134,14 +134,74 @@ def test_commits_carry_the_build_dates(tmp_path):
     assert entries[0].build["date"] == "2026-07-08"
 
 
-def test_a_reinstall_that_installs_nothing_keeps_the_proven_wheel_and_install_time(tmp_path):
+def test_a_reinstall_that_installs_nothing_keeps_the_proven_wheel_and_install_time():
     from tools import install_build
 
-    path = tmp_path / "record.json"
     wheel = {"sha256": "ab" * 32, "url": "file:///w.whl", "version": "2.13.0+cpu"}
     earlier = {"torch_version": "2.13.0+cpu", "torch_wheel": wheel, "install_seconds": 15.3}
-    path.write_text(json.dumps(earlier))
-    kept = install_build._kept(path, {"torch_version": "2.13.0+cpu"})
+    kept = install_build._kept(earlier, {"torch_version": "2.13.0+cpu"})
     assert kept == {"torch_wheel": wheel, "install_seconds": 15.3}
-    assert install_build._kept(path, {"torch_version": "2.14.1"}) == {}
-    assert install_build._kept(tmp_path / "absent.json", {"torch_version": "x"}) == {}
+    assert install_build._kept(earlier, {"torch_version": "2.14.1"}) == {}
+    assert install_build._kept({}, {"torch_version": "x"}) == {}
+
+
+@pytest.mark.parametrize(
+    ("line", "installed", "problem"),
+    [
+        ("release 2.15.0 date=2026-10-28", "2.15.0+cu132", ""),
+        ("release 2.15.0 date=2026-10-28", "2.14.1+cpu", "asked for torch 2.15.0, but 2.14.1+cpu"),
+        ("nightly 2026-11-05 series=2.16", "2.16.0.dev20261105+cpu", ""),
+        ("nightly 2026-11-05 series=2.16", "2.16.0.dev20261104+cpu",
+         "asked for torch 2.16.0.dev20261105, but 2.16.0.dev20261104+cpu"),
+        ("wheel /w/torch-2.16.0.dev20261105+cpu-py3-none-any.whl name=w date=2026-11-20",
+         "2.16.0.dev20261105+cpu", ""),
+        ("wheel /w/torch-2.16.0.dev20261105+cpu-py3-none-any.whl name=w date=2026-11-20",
+         "2.16.0.dev20261105+cu128",
+         "asked for torch 2.16.0.dev20261105+cpu, but 2.16.0.dev20261105+cu128"),
+        ('pip "torch==2.13.0 numpy<2" name=p date=2026-11-21', "2.13.0+cpu", ""),
+        ('pip "numpy<2" name=p date=2026-11-21', "2.13.0+cpu", ""),
+    ],
+)  # fmt: skip
+def test_the_torch_that_imports_must_have_the_version_asked_for(line, installed, problem):
+    """A release or `torch==` pin is its public version, a nightly's includes its dev date, a
+    wheel file's is its full version; pip arguments that pin no torch ask for none."""
+    from tools import install_build
+
+    build = builds.parse(line)[0].as_json()
+    found = install_build._version_problem(build, build["pip_args"], installed)
+    assert found == (f"{problem} is installed" if problem else "")
+
+
+def test_the_torch_that_imports_must_be_the_installed_distributions():
+    from tools import install_build
+
+    here = {"imported": "/env/site-packages/torch/__init__.py",
+            "installed": "/env/site-packages/torch/__init__.py"}  # fmt: skip
+    assert install_build._import_problem(here) == ""
+    shadowed = {**here, "imported": "/project/torch/__init__.py"}
+    assert install_build._import_problem(shadowed) == (
+        "`import torch` imports /project/torch/__init__.py, not the installed distribution's "
+        "/env/site-packages/torch/__init__.py"
+    )
+
+
+def test_an_install_record_that_cannot_be_read_stops_the_install_and_is_left_alone(
+    tmp_path, monkeypatch, capsys
+):
+    from tools import install_build
+
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "build.json").write_text(json.dumps(builds.parse(EVERY_KIND)[0].as_json()))
+    record = tmp_path / "results" / "builds" / "m" / "c0ffee.json"
+    record.parent.mkdir(parents=True)
+    record.write_text('{"installed": true, "torch_vers')
+    monkeypatch.setenv("ASV_COMMIT", "c0ffee")
+    monkeypatch.setenv("WRITEBACK_MACHINE_NAME", "m")
+    monkeypatch.setattr(install_build, "_pip", lambda *args: pytest.fail("pip ran"))
+    args = ["--build-dir", str(checkout), "--results", str(tmp_path / "results")]
+    assert install_build.main(args) == 1
+    error = capsys.readouterr().err
+    assert f"the install record {record} cannot be read" in error
+    assert f"git checkout -- {record}" in error
+    assert record.read_text() == '{"installed": true, "torch_vers'

@@ -40,18 +40,23 @@ class Probe:
 
 def make_wheel(folder: Path, version: int) -> Path:
     """A minimal valid pure-Python wheel: module wbprobe with VALUE = version."""
-    path = folder / f"wbprobe-{version}-py3-none-any.whl"
-    info = f"wbprobe-{version}.dist-info"
+    return write_wheel(folder, "wbprobe", str(version), {"wbprobe.py": f"VALUE = {version}\n"})
+
+
+def write_wheel(folder: Path, name: str, version: str, files: dict[str, str]) -> Path:
+    """A minimal valid pure-Python wheel of distribution `name` holding `files` (path: text)."""
+    path = folder / f"{name}-{version}-py3-none-any.whl"
+    info = f"{name}-{version}.dist-info"
     files = {
-        "wbprobe.py": f"VALUE = {version}\n",
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: wbprobe\nVersion: {version}\n",
+        **files,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
         f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: writeback-test\n"
         "Root-Is-Purelib: true\nTag: py3-none-any\n",
     }
-    record = "".join(f"{name},,\n" for name in files) + f"{info}/RECORD,,\n"
+    record = "".join(f"{member},,\n" for member in files) + f"{info}/RECORD,,\n"
     with zipfile.ZipFile(path, "w") as wheel:
-        for name, text in files.items():
-            wheel.writestr(name, text)
+        for member, text in files.items():
+            wheel.writestr(member, text)
         wheel.writestr(f"{info}/RECORD", record)
     return path
 

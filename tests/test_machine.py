@@ -135,3 +135,38 @@ def test_a_machine_name_that_is_a_path_is_refused_before_anything_runs(tmp_path)
     assert run.returncode == 2
     assert run.stderr.startswith("writeback: WRITEBACK_MACHINE='..' cannot name a machine")
     assert (registered.read_bytes() if registered.is_file() else None) == before
+
+
+def _asv_writes_machine_json(name: str, root: Path, results: Path) -> bytes:
+    """What `asv run` writes into results/<name>/machine.json from the project's machine file
+    (asv's own code: `Machine.load`, then `save`)."""
+    from asv.machine import Machine
+
+    Machine.load(machine_name=name, _path=str(asv_project.machine_file(root))).save(str(results))
+    return (results / name / "machine.json").read_bytes()
+
+
+def test_machine_json_is_kept_byte_for_byte_while_the_machine_is_the_same(tmp_path, monkeypatch):
+    """A new kernel or another RAM size is not another machine: asv writes the machine.json it
+    found again; a field that names the machine (here the core count) changes it."""
+    results = tmp_path / "results"
+    asv_project.register("lab", root=tmp_path, results=results)
+    first = _asv_writes_machine_json("lab", tmp_path, results)
+    here = machine.machine_info()
+    upgraded = {**here, "os": "Linux 9.9.9-upgraded", "ram": "1"}
+    monkeypatch.setattr(machine, "machine_info", lambda: upgraded)
+    asv_project.register("lab", root=tmp_path, results=results)
+    assert _asv_writes_machine_json("lab", tmp_path, results) == first
+    monkeypatch.setattr(machine, "machine_info", lambda: {**upgraded, "num_cpu": "512"})
+    asv_project.register("lab", root=tmp_path, results=results)
+    rewritten = json.loads(_asv_writes_machine_json("lab", tmp_path, results))
+    assert rewritten["num_cpu"] == "512" and rewritten["os"] == "Linux 9.9.9-upgraded"
+
+
+def test_an_unreadable_machine_json_is_named_and_left_as_it_is(tmp_path):
+    recorded = tmp_path / "lab" / "machine.json"
+    recorded.parent.mkdir()
+    recorded.write_text('{"cpu_id": ')
+    with pytest.raises(asv_project.WrongMachine, match="machine.json cannot be read"):
+        asv_project.prepare("lab", tmp_path, root=tmp_path)
+    assert recorded.read_text() == '{"cpu_id": '

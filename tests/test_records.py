@@ -6,7 +6,8 @@ test_history_end_to_end.py).
 In order, as a user would: the full parameter space; a quick run with a size knob (the large
 size must still be published); a second machine (the first one's report must not change); a
 second builds file (the first file's report and site must stay); a failing benchmark (named,
-exit 1); an interrupted run (one line, and the rerun completes with nothing lost).
+exit 1); an interrupted run (one line, and the rerun completes with nothing lost); complete
+results run again as a fresh clone would run them (no file of results/ may change).
 """
 
 import json
@@ -217,6 +218,22 @@ def test_an_interrupted_run_says_so_in_one_line_and_resumes(full):
     history(full, machine="m4")
     assert next((full / "results" / "m4").glob(f"{first[:8]}-*.json")).read_bytes() == saved
     assert values(full, "m4", commits(full)["b"]) == [6, 2 * 1048576]
+
+
+def test_a_history_that_measures_nothing_new_leaves_every_file_as_it_was(full):
+    """Complete results run again as a fresh clone of them would be (no asv environment, no
+    discovery memo): asv creates the environment and installs the first build to discover the
+    benchmarks, and writes machine.json again; the install record changes in nothing but the
+    time the install took, and no file under results/ changes by a byte. The run before writes
+    the report of this machine and builds file (the last run was another machine's). Last: it
+    leaves the first build installed, which the tests before it do not expect."""
+    history(full)
+    before = {p: p.read_bytes() for p in (full / "results").rglob("*") if p.is_file()}
+    shutil.rmtree(full / ".asv" / "env")
+    (full / ".asv" / "discovery.json").unlink()
+    history(full)
+    assert list((full / ".asv" / "env").glob("*/bin/python"))  # made again, the build installed
+    assert {p: p.read_bytes() for p in (full / "results").rglob("*") if p.is_file()} == before
 
 
 def _running_in(work: Path) -> list[str]:

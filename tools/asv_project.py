@@ -7,7 +7,8 @@ What it adds to asv (everything else is asv's own command line):
 - the machine is named after this host's CPU and vector ISA (`benchmarks/machine.py`), not the
   host name alone, unless `--machine` or `WRITEBACK_MACHINE` names it; its entry records the
   hardware (asv's fields plus the CPU id, vector flags and ISA), so every `machine.json` in
-  results/ says what it was measured on;
+  results/ says what it was measured on; a `machine.json` that already describes this machine
+  is kept byte for byte (its kernel version and RAM stay as first recorded);
 - before `run`, `find` or `continuous`, results already filed under that machine name must have
   been measured on this CPU: otherwise it stops and says so (results of another CPU are never
   taken as this machine's);
@@ -41,22 +42,47 @@ REUSE_DISCOVERY = "--reuse-discovery"
 
 class WrongMachine(RuntimeError):
     """This machine cannot be measured under its name: results filed under it were measured on
-    another CPU, or the name is not a folder's name."""
+    another CPU, their machine.json cannot be read, or the name is not a folder's name."""
 
 
 def machine_file(root: Path = ROOT) -> Path:
     return root / ".asv" / "asv-machine.json"
 
 
-def register(name: str, root: Path = ROOT) -> dict:
-    """Write (or refresh) this host's entry `name` in the project's asv machine file."""
+def register(name: str, root: Path = ROOT, results: Path | None = None) -> dict:
+    """Write (or refresh) this host's entry `name` in the project's asv machine file, which
+    asv copies into `results/<name>/machine.json` when it runs. Where that file already
+    describes this machine (`IDENTITY` the same), the entry is its content, so that asv writes
+    it again byte for byte: what changes without changing the machine (`os`, the kernel
+    version; `ram`) stays as first recorded there."""
     info = {**host.machine_info(), "machine": name}
+    recorded = _recorded_machine(results / name / "machine.json") if results else {}
+    if recorded and all(recorded.get(key) == info[key] for key in IDENTITY):
+        info = {key: value for key, value in recorded.items() if key != "version"}
     path = machine_file(root)
     known = json.loads(path.read_text()) if path.is_file() else {"version": 1}
     known[name] = info
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(known, indent=4, sort_keys=True) + "\n")
     return info
+
+
+IDENTITY = ("machine", "arch", "cpu", "cpu_id", "vector_flags", "isa", "isa_forced", "num_cpu")
+"""The fields of a machine.json that say which machine measured (what the numbers depend
+on); its other fields (`os`, `ram`) are incidental."""
+
+
+def _recorded_machine(path: Path) -> dict:
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise WrongMachine(
+            f"{path} cannot be read ({exc}); it was left as it is. Restore it "
+            f"(`git checkout -- {path}` if it is committed), or remove it if its folder holds "
+            "no results, then run again."
+        ) from None
 
 
 def identity_problem(results_dir: Path, name: str) -> str | None:
@@ -66,7 +92,7 @@ def identity_problem(results_dir: Path, name: str) -> str | None:
         return None
     if not any(p.name != "machine.json" for p in (results_dir / name).glob("*.json")):
         return None
-    why = host.mismatch(json.loads(recorded.read_text()))
+    why = host.mismatch(_recorded_machine(recorded))
     if why is None:
         return None
     return (
@@ -84,7 +110,7 @@ def prepare(name: str | None, results_dir: Path, root: Path = ROOT, measuring: b
         raise WrongMachine(str(exc)) from None
     if measuring and (problem := identity_problem(results_dir, name)):
         raise WrongMachine(problem)
-    register(name, root)
+    register(name, root, results_dir)
     os.environ[host.RESOLVED_ENV] = name
     return name
 

@@ -22,6 +22,21 @@ pip's `--require-hashes`: pip's hash-checking mode is all or nothing, so a hash 
 would make pip demand a pinned hash for every dependency (sympy, networkx, ...), which the
 builds file does not know; the dependencies still resolve as they do without a hash.
 
+After installing, the torch that imports must be the one asked for, or the install fails
+naming both: `import torch` loads the installed distribution's files; its `__version__` is
+the version asked for (a release's or a `torch==` pin's public version, `2.16.0.dev20261105` of
+a nightly, a wheel file's full version); and for a wheel file (a `wheel` line, or any line
+with `sha256=`) the distribution's own record of the file it was installed from (pip's
+`direct_url.json`) names that file's sha256 (a remote wheel without `sha256=`: its URL). pip
+keeps an installed torch of the same version rather than install another wheel of it, so a
+mismatch there is reinstalled once (`--force-reinstall --no-deps`) before it fails.
+
+The record names no path of the machine that wrote it (`python` is relative to the project or
+to the environment's folder), and a reinstall that changes nothing but the time it took (asv
+reinstalls the first build to discover the benchmarks) leaves the earlier record byte for
+byte; an earlier record that cannot be read stops the install before anything is installed,
+naming the file.
+
 pip runs with PIP_CONSTRAINT=/dev/null: a build's pin is exact, and a machine-wide
 constraint file (such as one capping torch) would only make the pin fail.
 Standard library only: it runs in the benchmark environment, which holds nothing else.
@@ -40,6 +55,8 @@ import sys
 import sysconfig
 import tempfile
 import time
+import urllib.parse
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.machine import machine_name  # standard library only
@@ -57,11 +74,40 @@ CLIENTS = (
 # project's): no folder of the project (site/, expected/, ...) can shadow a module they import.
 ENV_DIR = sys.prefix
 
-IDENTITY_SCRIPT = (
-    "import json, torch; print(json.dumps({'torch_version': str(torch.__version__), "
-    "'torch_git_version': str(getattr(torch.version, 'git_version', 'unknown')), "
-    "'cuda': torch.version.cuda}))"
-)
+IDENTITY_SCRIPT = """
+import importlib.metadata, json, os, torch
+try:
+    dist = importlib.metadata.distribution("torch")
+except importlib.metadata.PackageNotFoundError:
+    dist = None
+direct = dist.read_text("direct_url.json") if dist else None
+print(json.dumps({
+    "identity": {"torch_version": str(torch.__version__),
+                 "torch_git_version": str(getattr(torch.version, "git_version", "unknown")),
+                 "cuda": torch.version.cuda},
+    "imported": os.path.realpath(torch.__file__),
+    "installed": os.path.realpath(dist.locate_file("torch/__init__.py")) if dist else None,
+    "direct_url": json.loads(direct) if direct else None,
+}))
+"""
+"""What the torch that imports is (`identity`, recorded), where it imports from, and what the
+installed distribution records of its origin (checked against what was asked for)."""
+
+TIME_FIELDS = ("attempted_at", "install_seconds")
+"""Fields of an install record that a reinstall of the same build changes without changing
+what is installed."""
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """A torch wheel file asked for: where pip gets it, and its sha256 when known."""
+
+    where: str
+    sha256: str | None
+
+    def describe(self) -> str:
+        name = urllib.parse.unquote(self.where.rstrip("/").rsplit("/", 1)[-1])
+        return f"{name} (sha256 {self.sha256})" if self.sha256 else self.where
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,30 +121,27 @@ def main(argv: list[str] | None = None) -> int:
     build = json.loads((args.build_dir / "build.json").read_text())
     commit = os.environ.get("ASV_COMMIT") or _head(args.build_dir)
     machine = machine_name()
+    path = args.results / "builds" / machine / f"{commit}.json"
+    try:
+        earlier = _earlier(path)
+    except ValueError as exc:
+        print(f"writeback: build {build['name']} not installed: {exc}", file=sys.stderr)
+        return 1
     record = {
         **build,
         "ledger_commit": commit,
         "machine": machine,
         "host": platform.node(),
-        "python": sys.executable,
+        "python": _python(Path(os.path.abspath(args.results)).parent),
         "attempted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
     print(f"writeback: installing {build['name']}: pip install {' '.join(build['pip_args'])}")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="writeback-wheel-") as folder:
-        pip_args, error = _checked_pip_args(build, Path(folder))
-        error, wheels = (error, {}) if error else _pip_install_reported(pip_args)
-    identity = None if error else _identity()
-    if isinstance(identity, str):
-        error, identity = identity, None
-    if identity and build["kind"] == "release":
-        installed = identity["torch_version"].split("+")[0]
-        if installed != build["spec"]:
-            error = f"asked for torch {build['spec']}, but {identity['torch_version']} is installed"
+        error, wheels, identity = _install(build, Path(folder))
     record.update(identity or {})
-    path = args.results / "builds" / machine / f"{commit}.json"
-    kept = {} if wheels.get("torch") else _kept(path, identity)  # pip installed no torch now
-    wheel = wheels.get("torch") or kept.get("torch_wheel")
+    kept = {} if wheels.get("torch") else _kept(earlier, identity)  # pip installed no torch now
+    wheel = _named(wheels["torch"], folder) if wheels.get("torch") else kept.get("torch_wheel")
     record.update(installed=error is None, error=error, torch_wheel=wheel)
     if error is None:
         client_errors = [e for e in (_pip("install", list(args)) for args in CLIENTS) if e]
@@ -108,7 +151,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{problem}", file=sys.stderr)  # fmt: skip
     # the report's time table: the install that put this torch here, not a later no-op
     record["install_seconds"] = kept.get("install_seconds") or round(time.monotonic() - started, 1)
-    _save(path, record)
+    if _same_install(earlier, record):
+        print(f"writeback: {path.name} kept as it was (this install changed nothing in it)")
+    else:
+        _save(path, record)
     if error:
         print(f"writeback: build {build['name']} did not install: {error}", file=sys.stderr)
         return 1
@@ -117,6 +163,118 @@ def main(argv: list[str] | None = None) -> int:
         f"(commit {identity['torch_git_version']})"
     )
     return 0
+
+
+def _install(build: dict, folder: Path) -> tuple[str | None, dict, dict | None]:
+    """Install `build` (a wheel to check is fetched into `folder`): (why the torch that imports
+    is not the build asked for, or None; pip's report of what it installed, `_pip_install_
+    reported`; the identity of the torch that imports, None when none does)."""
+    pip_args, error = _checked_pip_args(build, folder)
+    if error:
+        return error, {}, None
+    error, wheels = _pip_install_reported(pip_args)
+    if error:
+        return error, wheels, None
+    wheel = _asked_wheel(build, pip_args)
+    found = _identity()
+    if wheel and isinstance(found, dict) and _origin_problem(wheel, found):
+        print(f"writeback: pip kept the torch already installed ({_origin(found)}); "
+              f"reinstalling {wheel.describe()}")  # fmt: skip
+        error, wheels = _pip_install_reported([wheel.where, "--force-reinstall", "--no-deps"])
+        if error:
+            return error, wheels, None
+        found = _identity()
+    if isinstance(found, str):
+        return found, wheels, None
+    problem = _version_problem(build, pip_args, found["identity"]["torch_version"])
+    problem = problem or _import_problem(found) or (wheel and _origin_problem(wheel, found))
+    return problem or None, wheels, found["identity"]
+
+
+def _named(wheel: dict, folder: str) -> dict:
+    """pip's report of the torch wheel, where a wheel fetched into the temporary `folder` (gone
+    once installed) is named by its file name; its sha256 says which file it was."""
+    url = str(wheel.get("url") or "")
+    fetched = url.startswith(Path(folder).as_uri() + "/")
+    return {**wheel, "url": url.rsplit("/", 1)[-1]} if fetched else wheel
+
+
+def _asked_wheel(build: dict, pip_args: list[str]) -> Wheel | None:
+    """The torch wheel file `pip_args` install (the checked file of a `sha256=` line, a
+    `wheel` line's file), or None (a requirement resolved from an index)."""
+    if build.get("sha256"):
+        return Wheel(pip_args[0], build["sha256"])
+    if build["kind"] != "wheel":
+        return None
+    local = Path(pip_args[0])
+    return Wheel(pip_args[0], _sha256(local) if local.is_file() else None)
+
+
+def _asked_version(build: dict, pip_args: list[str]) -> str | None:
+    """The torch version the build asks for: a wheel file's (from its name), else the first
+    `torch==V` pin's; None for pip arguments that pin none."""
+    if build["kind"] == "wheel" or build.get("sha256"):
+        name = urllib.parse.unquote(pip_args[0].rstrip("/").rsplit("/", 1)[-1])
+        return name.split("-")[1]
+    pins = [a.partition("==")[2] for a in build["pip_args"] if a.startswith("torch==")]
+    return pins[0] if pins else None
+
+
+def _version_problem(build: dict, pip_args: list[str], installed: str) -> str:
+    """'' when `installed` (torch.__version__) is the version asked for: in full when that
+    names a local version (`+cpu`), else its public part."""
+    asked = _asked_version(build, pip_args)
+    compared = installed if asked is None or "+" in asked else installed.split("+")[0]
+    if asked is None or compared == asked:
+        return ""
+    return f"asked for torch {asked}, but {installed} is installed"
+
+
+def _import_problem(found: dict) -> str:
+    """'' when `import torch` loads the files of the installed torch distribution."""
+    if found["installed"] is None:
+        return f"`import torch` imports {found['imported']}, but no torch distribution is installed"
+    if found["imported"] != found["installed"]:
+        return (f"`import torch` imports {found['imported']}, not the installed distribution's "
+                f"{found['installed']}")  # fmt: skip
+    return ""
+
+
+def _origin_problem(wheel: Wheel, found: dict) -> str:
+    """'' when the installed torch distribution records `wheel` as the file it came from."""
+    direct = found["direct_url"] or {}
+    if wheel.sha256 is not None:
+        same = _direct_sha256(direct) == wheel.sha256
+    else:
+        same = _url(str(direct.get("url", ""))) == _url(wheel.where)
+    if same:
+        return ""
+    return (f"asked for the torch wheel {wheel.describe()}, but the torch installed came from "
+            f"{_origin(found)}")  # fmt: skip
+
+
+def _origin(found: dict) -> str:
+    """The file the installed torch distribution records it came from."""
+    direct = found["direct_url"]
+    if not direct:
+        return "an index (its distribution records no wheel file: no direct_url.json)"
+    name = urllib.parse.unquote(str(direct.get("url", "")).rsplit("/", 1)[-1])
+    sha256 = _direct_sha256(direct)
+    return f"{name} (sha256 {sha256})" if sha256 else name
+
+
+def _url(text: str) -> str:
+    """A URL as compared: unquoted, without its fragment (`#sha256=...`)."""
+    return urllib.parse.unquote(urllib.parse.urldefrag(text).url)
+
+
+def _direct_sha256(direct: dict) -> str | None:
+    """The sha256 pip's direct_url.json records of the archive it installed from."""
+    info = direct.get("archive_info") or {}
+    if sha256 := (info.get("hashes") or {}).get("sha256"):
+        return sha256
+    algorithm, _, digest = str(info.get("hash") or "").partition("=")
+    return digest if algorithm == "sha256" else None
 
 
 def _checked_pip_args(build: dict, folder: Path) -> tuple[list[str], str | None]:
@@ -183,16 +341,50 @@ def _pip_install_reported(pip_args: list[str]) -> tuple[str | None, dict]:
     return error, wheels
 
 
-def _kept(path: Path, identity: dict | None) -> dict:
+def _earlier(path: Path) -> dict:
+    """The install record at `path` ({} when there is none); a ValueError naming the file and
+    the fix when it cannot be read."""
+    if not path.exists():
+        return {}
+    try:
+        earlier = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        problem = f"cannot be read ({exc})"
+    else:
+        if isinstance(earlier, dict):
+            return earlier
+        problem = "is not an install record"
+    raise ValueError(
+        f"the install record {path} {problem}; it was left as it is. Restore it (`git "
+        f"checkout -- {path}` if it is committed) or remove it, then run again."
+    )
+
+
+def _kept(earlier: dict, identity: dict | None) -> dict:
     """What an earlier install of this same torch recorded and a reinstall that installs
     nothing (asv reinstalls a build to discover benchmarks, say) must not lose: the wheel that
     was proven, and how long the real install took (not the seconds of a no-op)."""
-    if not path.is_file() or not identity:
-        return {}
-    earlier = json.loads(path.read_text())
-    if earlier.get("torch_version") != identity.get("torch_version"):
+    if not identity or earlier.get("torch_version") != identity.get("torch_version"):
         return {}
     return {k: earlier[k] for k in ("torch_wheel", "install_seconds") if earlier.get(k)}
+
+
+def _same_install(earlier: dict, record: dict) -> bool:
+    """Whether `record` says what `earlier` says, apart from the time it took (`TIME_FIELDS`)."""
+    drop = set(TIME_FIELDS)
+    return bool(earlier) and {k: v for k, v in earlier.items() if k not in drop} == {
+        k: v for k, v in record.items() if k not in drop
+    }
+
+
+def _python(project: Path) -> str:
+    """This environment's python, without the machine's paths: relative to the project (asv's
+    environments are in it: `.asv/env/<hash>/bin/python`), else to its environment's parent."""
+    python = Path(os.path.abspath(sys.executable))
+    for base in (project, Path(os.path.abspath(sys.prefix)).parent):
+        if python.is_relative_to(base):
+            return python.relative_to(base).as_posix()
+    return python.name
 
 
 def _byte_compile() -> str:
@@ -228,6 +420,7 @@ def _pip(command: str, pip_args: list[str]) -> str:
 
 
 def _identity() -> dict | str:
+    """What `IDENTITY_SCRIPT` reports of the torch that imports, or why it does not import."""
     result = subprocess.run(
         [sys.executable, "-c", IDENTITY_SCRIPT], capture_output=True, text=True, cwd=ENV_DIR
     )

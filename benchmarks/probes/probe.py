@@ -56,6 +56,7 @@ def probe_scenario(
     count_instructions: bool = True,
     inductor_cache: Path | None = None,
     workers: int = 1,
+    versions: dict[str, str] | None = None,
 ) -> dict:
     """Probe every (control, backend, n) and return the record (JSON-ready, picklable).
 
@@ -72,6 +73,9 @@ def probe_scenario(
     `workers`: how many processes probe controls side by side (`benchmarks/pool.py`; the
     record is the same row for row). Keep 1 where this process times calls (`timing`): a
     compile on another core would share the machine with the timed calls.
+    `versions`: the version of each benchmark that reads the record (asv's), recorded in it;
+    a saved record keeps earlier rows only from a record of the same versions
+    (`artifacts.save_record`).
     """
     sizes = tuple(sizes or scenario.sizes)
     sizes = (scenario.gate_size,) + tuple(n for n in sizes if n != scenario.gate_size)
@@ -83,6 +87,7 @@ def probe_scenario(
         "build": build_key(),
         "isa": isa(),
         **torch_identity(),
+        artifacts.VERSIONS: versions,
         "rows": [],
     }
     total = len(chosen) * len(sizes) * len(backends)
@@ -225,7 +230,9 @@ def longest_first(scenario: str, controls: list[str], root: Path | None) -> list
                     row.get("seconds") or 0.0
                 )
         except (OSError, ValueError, KeyError, TypeError):
-            continue  # an unreadable record only loses its hint
+            # only a hint, read from any build's record: an unreadable one loses its hint
+            # here, and stops the probe that would write over it (`artifacts.save_record`)
+            continue
         for control, total in per_control.items():
             seconds.setdefault(control, []).append(total)
     estimate = {name: statistics.median(seconds[name]) if name in seconds else math.inf

@@ -109,7 +109,7 @@ def probe_variants(
         record["eager_references"][control.name] = references
         record["rows"] += rows
     if folder is not None:
-        artifacts.save_json(folder / "probe.json", record)
+        artifacts.save_json(folder / "probe.json", artifacts.portable(record, folder))
     return record
 
 
