@@ -14,7 +14,7 @@ from benchmarks import attribution, corpus, known_failures
 from benchmarks.corpus import generate, oracle, run
 from benchmarks.corpus.program import Input, Program, Statement
 from benchmarks.machine import build_folder
-from tools import asv_project, expected, history, report
+from tools import asv_project, expected, history, report, results
 from tools import ledger as ledger_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,14 +47,14 @@ def record():
         return run.run(run.DEFAULT, backends=("inductor",), corpus=programs)
 
 
-def _build(tmp_path: Path, record: dict, commit: str = "0" * 40) -> report.BuildResult:
+def _build(tmp_path: Path, record: dict, commit: str = "0" * 40) -> results.BuildResult:
     """A build of machine `m` whose results folder (under `tmp_path`) holds the corpus record
     and whose asv values are the record's counts, as the asv class returns them."""
-    results = tmp_path / "results"
-    folder = results / "generated" / "m" / build_folder(IDENTITY) / "avx2" / "corpus"
+    results_dir = tmp_path / "results"
+    folder = results_dir / "generated" / "m" / build_folder(IDENTITY) / "avx2" / "corpus"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{record['corpus']}.json").write_text(json.dumps(record))
-    build = report.BuildResult("torch-2.13.0", commit, "m", IDENTITY, results_dir=results,
+    build = results.BuildResult("torch-2.13.0", commit, "m", IDENTITY, results_dir=results_dir,
                                tag="torch-2.13.0")  # fmt: skip
     bench = corpus.Correctness()
     state = {"corpora": {record["corpus"]: record}}
@@ -154,16 +154,16 @@ def test_make_history_exits_1_after_saving_and_publishing(record, tmp_path, monk
     monkeypatch.setattr(history, "ROOT", tmp_path)
     monkeypatch.setattr(ledger_repo, "DEFAULT_LEDGER", tmp_path / "ledger")
     monkeypatch.setattr(asv_project, "MACHINE_FILE", tmp_path / ".asv" / "machine.json")
-    monkeypatch.setattr(asv_project, "prepare", lambda machine, results: "m")
+    monkeypatch.setattr(asv_project, "prepare", lambda machine, results_dir: "m")
     monkeypatch.setattr(history, "_asv", lambda *args, **kwargs: 0)
     published = []
     monkeypatch.setattr(history, "publish", lambda *args: published.append(1) or [])
 
-    def load(results, ledger, machine=None):
+    def load(results_dir, ledger, machine=None):
         first = ledger_repo.read_ledger(ledger)[0]
         return [_build(tmp_path / "loaded", record, first.commit)]
 
-    monkeypatch.setattr(report, "load", load)
+    monkeypatch.setattr(results, "load", load)
     argv = ["--builds", str(ROOT / "builds.txt"), "--only", "torch-2.13.0", "--no-site-check"]
     assert history.main(argv) == 1
     assert published and (tmp_path / "results" / "report.md").is_file()

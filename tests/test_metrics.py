@@ -19,7 +19,7 @@ import pytest
 
 from benchmarks import metrics
 from benchmarks.corpus import run as corpus_run
-from tools import builds, expected, ledger, report, verdict_page
+from tools import builds, expected, ledger, report, results, verdict_page
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
@@ -73,14 +73,14 @@ def discovered(tmp_path_factory) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="module")
-def recorded(tmp_path_factory) -> list[report.BuildResult]:
+def recorded(tmp_path_factory) -> list[results.BuildResult]:
     path = tmp_path_factory.mktemp("ledger") / "ledger"
     ledger.build_ledger(builds.read(ROOT / "builds.txt"), path)
-    return report.load(RECORDED, path)
+    return results.load(RECORDED, path)
 
 
 @pytest.fixture
-def with_toy(monkeypatch, recorded) -> list[report.BuildResult]:
+def with_toy(monkeypatch, recorded) -> list[results.BuildResult]:
     """The table with the toy metric, and the recorded builds with its value measured for
     every timed snapshot swap combination."""
     monkeypatch.setattr(metrics, "METRICS", (*metrics.METRICS, TOY))

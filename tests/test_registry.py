@@ -11,7 +11,7 @@ import pytest
 
 import benchmarks
 from benchmarks import asv_classes, registry, snapshot_swap
-from tools import attribute, check, expected, report, verdict_page
+from tools import attribute, check, expected, report, results, verdict_page
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,7 +103,7 @@ def test_a_new_scenario_module_is_seen_everywhere(add_module, capsys):
 
     # the report, the verdict page and the expected files read it from its results, named
     # after its module by asv
-    build = report.BuildResult("torch-x", "0" * 40, "m", {"installed": True}, tag="torch-x")
+    build = results.BuildResult("torch-x", "0" * 40, "m", {"installed": True}, tag="torch-x")
     for benchmark, value in (("track_wrong_elements", 3), ("track_moved_storages", 0)):
         combos = itertools.product(*module.Correctness.params)
         build.values[f"toy_swap.Correctness.{benchmark}"] = {c: value for c in combos}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import builds, ledger, render, report
+from tools import builds, ledger, render, report, results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -20,7 +20,7 @@ RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
 def text(tmp_path_factory):
     path = tmp_path_factory.mktemp("ledger") / "ledger"
     ledger.build_ledger(builds.read(ROOT / "builds.txt"), path)
-    loaded = report.load(RECORDED, path)
+    loaded = results.load(RECORDED, path)
     assert [b.name for b in loaded] == ["torch-2.13.0", "torch-2.14.1", "torch-2.15.0"]
     return report.render(loaded)
 
@@ -88,8 +88,8 @@ def test_the_matrix_marks_where_a_verdict_changes(text):
 
 
 def test_skips_and_failures_carry_their_reasons():
-    build = report.BuildResult("b", "0" * 40, "m", {"installed": True})
-    name = f"{report.CORRECTNESS}.track_wrong_elements"
+    build = results.BuildResult("b", "0" * 40, "m", {"installed": True})
+    name = f"{results.CORRECTNESS}.track_wrong_elements"
     build.values[name] = {("x", "inductor", 3): math.nan, ("y", "inductor", 3): None}
     build.probe = {
         ("snapshot_swap", "x", "inductor", 3): {
@@ -99,33 +99,33 @@ def test_skips_and_failures_carry_their_reasons():
             "error": "InvalidCxxCompiler: no working C++ compiler"
         },
     }
-    assert report.verdict(build, "x", "inductor", 3) == (
+    assert results.verdict(build, "x", "inductor", 3) == (
         "skipped: torch 2.0.1 has no torch._foreach_copy_"
     )
-    assert report.verdict(build, "y", "inductor", 3) == (
+    assert results.verdict(build, "y", "inductor", 3) == (
         "failed: InvalidCxxCompiler: no working C++ compiler"
     )
-    assert report.verdict_state(build, "x", "inductor", 3)[0] == "skipped"
-    assert report.verdict_state(build, "y", "inductor", 3)[0] == "failed"
-    assert report.verdict_state(build, "z", "inductor", 3)[0] == "not run"
+    assert results.verdict_state(build, "x", "inductor", 3)[0] == "skipped"
+    assert results.verdict_state(build, "y", "inductor", 3)[0] == "failed"
+    assert results.verdict_state(build, "z", "inductor", 3)[0] == "not run"
 
 
 def test_a_wrong_cell_names_every_pass_the_attribution_kept():
-    build = report.BuildResult("b", "0" * 40, "m", {"installed": True})
-    build.values[f"{report.CORRECTNESS}.track_wrong_elements"] = {("x", "inductor", 3): 9}
+    build = results.BuildResult("b", "0" * 40, "m", {"installed": True})
+    build.values[f"{results.CORRECTNESS}.track_wrong_elements"] = {("x", "inductor", 3): 9}
     named = [{"subsystem": "joint_graph_passes", "pass": "first"},
              {"subsystem": "post_grad_passes", "pass": "third"}]  # fmt: skip
     found = {"method": "ablation", "subsystem": "joint_graph_passes", "pass": "first",
              "passes": named, "note": "..."}  # fmt: skip
     build.probe = {("snapshot_swap", "x", "inductor", 3): {
         "wrong_elements": {"ret_b": 9, "total": 9}, "attribution": found}}  # fmt: skip
-    assert report.verdict(build, "x", "inductor", 3) == "wrong: 9 (ret_b 9); pass: first + third"
+    assert results.verdict(build, "x", "inductor", 3) == "wrong: 9 (ret_b 9); pass: first + third"
     (line,) = report.attribution_lines(build)
     assert line.startswith("- snapshot_swap.x (3): `first + third` (ablation, ")
 
 
 def test_a_configuration_variants_attribution_is_listed_by_its_variant():
-    build = report.BuildResult("b", "0" * 40, "m", {"installed": True})
+    build = results.BuildResult("b", "0" * 40, "m", {"installed": True})
     bisected = {"method": "compiler_bisector", "backend": "inductor", "pass": "reinplace",
                 "subsystem": "post_grad_passes", "bisect_number": 10, "seconds": 9.0}  # fmt: skip
     build.probe = {
@@ -155,12 +155,12 @@ def test_each_verdict_has_a_state_that_matches_its_words(text, tmp_path):
     path = tmp_path / "ledger"
     ledger.build_ledger(builds.read(ROOT / "builds.txt"), path)
     seen = set()
-    for build in report.load(RECORDED, path):
-        for scenario in report.scenarios(build):
-            for combo in build.values[f"{scenario}.{report.WRONG}"]:
-                state, words = report.verdict_state(build, *combo, scenario)
+    for build in results.load(RECORDED, path):
+        for scenario in results.scenarios(build):
+            for combo in build.values[f"{scenario}.{results.WRONG}"]:
+                state, words = results.verdict_state(build, *combo, scenario)
                 assert state in render.VERDICT_STATES
-                assert words.startswith(state) and words == report.verdict(build, *combo, scenario)
+                assert words.startswith(state) and words == results.verdict(build, *combo, scenario)
                 seen.add(state)
     assert {"exact", "wrong"} <= seen, seen
 
@@ -182,23 +182,23 @@ def test_a_result_of_an_older_benchmark_version_is_left_out_and_named(tmp_path):
     """A build not measured again since a benchmark changed keeps its old result file: asv's
     publish leaves that benchmark's results out (its version is not benchmarks.json's), and so
     must the report, saying which benchmark of which build, instead of mixing the two sets."""
-    results = tmp_path / "results"
-    shutil.copytree(RECORDED, results)
-    path = results / "vm" / "9e241e62-virtualenv-py3.11.json"
+    results_dir = tmp_path / "results"
+    shutil.copytree(RECORDED, results_dir)
+    path = results_dir / "vm" / "9e241e62-virtualenv-py3.11.json"
     data = json.loads(path.read_text())
     column = data["result_columns"].index("version")
-    data["results"][f"{report.CORRECTNESS}.track_wrong_elements"][column] = "an-older-one"
+    data["results"][f"{results.CORRECTNESS}.track_wrong_elements"][column] = "an-older-one"
     path.write_text(json.dumps(data))
     ledger_path = tmp_path / "ledger"
     ledger.build_ledger(builds.read(ROOT / "builds.txt"), ledger_path)
 
-    loaded = {b.name: b for b in report.load(results, ledger_path)}
+    loaded = {b.name: b for b in results.load(results_dir, ledger_path)}
     older = loaded["torch-2.14.1"]
-    assert older.stale == [f"{report.CORRECTNESS}.track_wrong_elements"]
-    assert f"{report.CORRECTNESS}.track_wrong_elements" not in older.values
-    assert f"{report.CORRECTNESS}.track_moved_storages" in older.values
+    assert older.stale == [f"{results.CORRECTNESS}.track_wrong_elements"]
+    assert f"{results.CORRECTNESS}.track_wrong_elements" not in older.values
+    assert f"{results.CORRECTNESS}.track_moved_storages" in older.values
     assert loaded["torch-2.15.0"].stale == []
-    assert f"{report.CORRECTNESS}.track_wrong_elements" in loaded["torch-2.15.0"].values
+    assert f"{results.CORRECTNESS}.track_wrong_elements" in loaded["torch-2.15.0"].values
     text = report.render(list(loaded.values()))
     section = text.split("## torch-2.14.1", 1)[1].split("\n## ", 1)[0]
     assert "Not shown: 1 benchmark(s) measured on this build with an older version" in section

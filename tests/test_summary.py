@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_harness_failures import BROKE, plant_harness_failure
-from tools import history, report, summary
+from tools import history, report, results, summary
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "tests" / "fixtures" / "history" / "results"
@@ -17,7 +17,7 @@ HTML = ROOT / "html"
 
 @pytest.fixture(scope="module")
 def loaded(ledger_path):
-    return report.load(RECORDED, ledger_path)
+    return results.load(RECORDED, ledger_path)
 
 
 def _build_lines(text: str, label: str) -> list[str]:
@@ -65,10 +65,10 @@ def test_a_verdict_newly_wrong_is_named_broken(loaded):
 
 
 def test_a_harness_failure_is_the_first_failure_named(ledger_path, tmp_path):
-    results = tmp_path / "results"
-    shutil.copytree(RECORDED, results)
-    plant_harness_failure(results, ledger_path)
-    text = summary.summary(report.load(results, ledger_path), results / "report.md", None)
+    results_dir = tmp_path / "results"
+    shutil.copytree(RECORDED, results_dir)
+    plant_harness_failure(results_dir, ledger_path)
+    text = summary.summary(results.load(results_dir, ledger_path), results_dir / "report.md", None)
     last = _build_lines(text, "torch-2.15.0 (torch 2.15.0+cu132)")
     failed = [line for line in last if line.startswith("  failed: ")]
     harness = "HARNESS FAILURE snapshot_swap.foreach_clones (eager, n=3)"
@@ -76,10 +76,10 @@ def test_a_harness_failure_is_the_first_failure_named(ledger_path, tmp_path):
 
 
 def test_make_history_writes_the_report_and_prints_the_summary(ledger_path, tmp_path, capsys):
-    results = tmp_path / "results"
-    shutil.copytree(RECORDED, results)
-    loaded = history.write_report(results, ledger_path, None, html=HTML)
+    results_dir = tmp_path / "results"
+    shutil.copytree(RECORDED, results_dir)
+    loaded = history.write_report(results_dir, ledger_path, None, html=HTML)
     out = capsys.readouterr().out
-    assert (results / "report.md").read_text() == report.render(loaded)
-    assert out.split("\n", 2)[2] == summary.summary(loaded, results / "report.md", HTML)
-    assert "| control |" not in out and f"The full report: {results / 'report.md'}" in out
+    assert (results_dir / "report.md").read_text() == report.render(loaded)
+    assert out.split("\n", 2)[2] == summary.summary(loaded, results_dir / "report.md", HTML)
+    assert "| control |" not in out and f"The full report: {results_dir / 'report.md'}" in out

@@ -13,15 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from tools import builds, ledger, render, report
+from tools import builds, ledger, render, report, results
 
 ROOT = Path(__file__).resolve().parents[1]
-# every command of tools/ (render: the library the report and the check share; time_spent:
-# the report's time table; summary: what `make history` and `make merge` print at the end)
+# every command of tools/ (render: the library the report and the check share; results: the
+# results model the report and the other tools read; time_spent: the report's time table;
+# summary: what `make history` and `make merge` print at the end)
 TOOLS = sorted(
     p.stem
     for p in (ROOT / "tools").glob("*.py")
-    if p.stem not in ("__init__", "render", "time_spent", "summary")
+    if p.stem not in ("__init__", "render", "results", "time_spent", "summary")
 )
 COMMITTED = ROOT / "results"
 
@@ -68,7 +69,7 @@ def test_render_imports_nothing_outside_the_standard_library():
 def committed(tmp_path_factory):
     path = tmp_path_factory.mktemp("ledger") / "ledger"
     ledger.build_ledger(builds.read(ROOT / "builds.txt"), path)
-    loaded = [b for b in report.load(COMMITTED, path) if b.installed]
+    loaded = [b for b in results.load(COMMITTED, path) if b.installed]
     assert loaded, "no committed results to report"
     return loaded
 
@@ -82,7 +83,7 @@ def test_the_report_and_the_check_word_every_committed_verdict_alike(committed):
     compared = 0
     for build in committed:
         for (scenario, control, backend, n), row in build.probe.items():
-            state, words = report.verdict_state(build, control, backend, n, scenario)
+            state, words = results.verdict_state(build, control, backend, n, scenario)
             if state == "not run":
                 continue
             assert render.row_verdict(row) == (state, words), (build.tag, scenario, control)
@@ -97,16 +98,16 @@ def test_one_function_words_a_wrong_verdict_for_both(monkeypatch):
            "attribution": {"pass": "reinplace_inplaceable_ops"}}  # fmt: skip
     expected = "wrong: 4 (ret_b 3, in_b 1); 1 storage moved; pass: reinplace_inplaceable_ops"
     assert render.row_verdict(row) == ("wrong", expected)
-    build = report.BuildResult("b", "0" * 40, "m", {"installed": True})
+    build = results.BuildResult("b", "0" * 40, "m", {"installed": True})
     build.values = {
-        f"{report.CORRECTNESS}.track_wrong_elements": {("c", "inductor", 3): 4},
-        f"{report.CORRECTNESS}.track_moved_storages": {("c", "inductor", 3): 1},
+        f"{results.CORRECTNESS}.track_wrong_elements": {("c", "inductor", 3): 4},
+        f"{results.CORRECTNESS}.track_moved_storages": {("c", "inductor", 3): 1},
     }
     build.probe = {("snapshot_swap", "c", "inductor", 3): row}
-    assert report.verdict(build, "c", "inductor", 3) == expected
+    assert results.verdict(build, "c", "inductor", 3) == expected
     calls = []
     monkeypatch.setattr(render, "verdict", lambda *a, **k: calls.append(a) or "stub")
-    assert report.verdict(build, "c", "inductor", 3) == "stub"
+    assert results.verdict(build, "c", "inductor", 3) == "stub"
     assert render.row_verdict(row)[1] == "stub" and len(calls) == 2
 
 

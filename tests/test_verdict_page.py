@@ -18,7 +18,7 @@ import pytest
 from playwright import sync_api as playwright
 
 from tests.test_harness_failures import BROKE, plant_harness_failure
-from tools import offline_site, render, report, verdict_page
+from tools import offline_site, render, results, verdict_page
 from tools.site_browser import Server, chromium
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def recorded(ledger_path):
-    return report.load(RECORDED, ledger_path)
+    return results.load(RECORDED, ledger_path)
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +82,9 @@ def opened(browser, url: str, screenshot: str, allowed: str = "file://"):
         offline.close()
 
 
-def _write(tmp: Path, results: Path, ledger_path: Path) -> Path:
-    loaded = report.load(results, ledger_path)
-    benchmarks = json.loads((results / "benchmarks.json").read_text())
+def _write(tmp: Path, results_dir: Path, ledger_path: Path) -> Path:
+    loaded = results.load(results_dir, ledger_path)
+    benchmarks = json.loads((results_dir / "benchmarks.json").read_text())
     return verdict_page.write(tmp / "html" / verdict_page.PAGE, loaded, benchmarks)
 
 
@@ -101,8 +101,8 @@ def test_the_page_shows_every_matrix_and_the_cost_charts_offline(
 ):
     path = _write(tmp_path, RECORDED, ledger_path)
     expected = {
-        scenario: {combo for b in recorded for combo in b.values.get(f"{scenario}.{report.WRONG}")}
-        for scenario in report.scenarios(recorded[0])
+        scenario: {combo for b in recorded for combo in b.values.get(f"{scenario}.{results.WRONG}")}
+        for scenario in results.scenarios(recorded[0])
     }
     assert set(expected) == {"snapshot_swap", "aliasing"}
     with opened(browser, path.as_uri(), "matrix") as offline:
@@ -169,9 +169,9 @@ def test_the_filters_keep_what_is_wrong_or_changing(browser, ledger_path, tmp_pa
 
 
 def test_a_cell_names_the_pass_attribution_found(browser, ledger_path, tmp_path):
-    results = tmp_path / "results"
-    shutil.copytree(RECORDED, results)
-    probe = next(results.glob("generated/vm/torch-2.15.0*/*/snapshot_swap/probe.json"))
+    results_dir = tmp_path / "results"
+    shutil.copytree(RECORDED, results_dir)
+    probe = next(results_dir.glob("generated/vm/torch-2.15.0*/*/snapshot_swap/probe.json"))
     record = json.loads(probe.read_text())
     row = next(
         r
@@ -180,7 +180,7 @@ def test_a_cell_names_the_pass_attribution_found(browser, ledger_path, tmp_path)
     )
     row["attribution"] = {"method": "compiler_bisector", "pass": "reinplace_inplaceable_ops"}
     probe.write_text(json.dumps(record))
-    path = _write(tmp_path, results, ledger_path)
+    path = _write(tmp_path, results_dir, ledger_path)
     with opened(browser, path.as_uri(), "attribution") as offline:
         cell = _cell(offline.page, "snapshot_swap", "foreach_clones", "inductor", "3", 2)
         assert cell.locator(".pass").is_visible()
@@ -191,10 +191,10 @@ def test_a_cell_names_the_pass_attribution_found(browser, ledger_path, tmp_path)
 
 
 def test_a_harness_failure_is_its_own_state_on_the_page(browser, ledger_path, tmp_path):
-    results = tmp_path / "results"
-    shutil.copytree(RECORDED, results)
-    plant_harness_failure(results, ledger_path)
-    path = _write(tmp_path, results, ledger_path)
+    results_dir = tmp_path / "results"
+    shutil.copytree(RECORDED, results_dir)
+    plant_harness_failure(results_dir, ledger_path)
+    path = _write(tmp_path, results_dir, ledger_path)
     with opened(browser, path.as_uri(), "harness-failure") as offline:
         page = offline.page
         warning = page.locator("#matrix-snapshot_swap .harness-failures")

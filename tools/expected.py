@@ -51,7 +51,7 @@ from benchmarks import metrics  # standard library only
 from benchmarks.machine import build_folder, machine_name  # standard library only
 from tools import ledger as ledger_repo
 from tools import render as words
-from tools import report
+from tools import results
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = ("build", "scenario", "control", "backend", "size", "metric", "expected", "margin")
@@ -73,7 +73,7 @@ class Row:
         return (self.build, self.scenario, self.control, self.backend, self.size, self.metric)
 
 
-def measured_rows(builds: list[report.BuildResult]) -> list[Row]:
+def measured_rows(builds: list[results.BuildResult]) -> list[Row]:
     """Every gated number of these builds (one machine), rounded, with its margin."""
     rows = []
     for build in builds:
@@ -84,7 +84,7 @@ def measured_rows(builds: list[report.BuildResult]) -> list[Row]:
             if metric is None or metric.gate is None:
                 continue
             for combo, value in combos.items():
-                if not report._number(value):
+                if not results.is_number(value):
                     continue
                 control, backend, size = _coordinates(combo, metric)
                 row = build.probe.get((scenario, control, backend, _literal(size)), {})
@@ -118,7 +118,7 @@ def least_margin(name: str, value: float) -> float:
     return metric.gate.least_margin(value) if metric and metric.gate else 0
 
 
-def _stability(build: report.BuildResult) -> dict:
+def _stability(build: results.BuildResult) -> dict:
     """tools/stability.py's figures per control for this build and machine, if it ran."""
     if not build.results_dir or "torch_version" not in build.identity:
         return {}
@@ -205,17 +205,17 @@ def _contract_counts() -> list[str]:
     return [metric.name for metric in metrics.of(metrics.CONTRACT)]
 
 
-def unrecordable(builds: list[report.BuildResult], measured: list[Row]) -> list[str]:
+def unrecordable(builds: list[results.BuildResult], measured: list[Row]) -> list[str]:
     """One line per failure in these results that no expected file may record: every harness
     failure and crashed attribution of the probe rows, every eager count above 0."""
-    lines = [f.describe() for b in builds if b.installed for f in report.row_failures(b)]
+    lines = [f.describe() for b in builds if b.installed for f in results.row_failures(b)]
     lines += [f"{'/'.join(r.key)}: {_number(r.expected)} (the eager reference broke its own "
               "contract)" for r in harness_rows(measured)]  # fmt: skip
     return list(dict.fromkeys(lines))
 
 
 def check(args) -> int:
-    builds = report.load(args.results, args.ledger, args.machine)
+    builds = results.load(args.results, args.ledger, args.machine)
     if not builds:
         print(f"writeback: no results of machine {args.machine} in {args.results}: run "
               "`make history` first", file=sys.stderr)  # fmt: skip
@@ -256,7 +256,7 @@ def check(args) -> int:
 
 
 def compare(args) -> int:
-    builds = {b.tag: b for b in report.load(args.results, args.ledger, args.machine)}
+    builds = {b.tag: b for b in results.load(args.results, args.ledger, args.machine)}
     missing = [name for name in (args.base, args.head) if name not in builds]
     if missing:
         print(f"writeback: no results of {', '.join(missing)} on {args.machine} (measured: "
@@ -288,14 +288,14 @@ def compare(args) -> int:
     return 1 if broken else 0
 
 
-def _attribution(build: report.BuildResult, row: Row) -> str:
+def _attribution(build: results.BuildResult, row: Row) -> str:
     probe = build.probe.get((row.scenario, row.control, row.backend, _literal(row.size)), {})
     passes = words.pass_names(probe.get("attribution"))
     return f" [pass: {passes}]" if passes else ""
 
 
-def _isa(results: Path, machine: str) -> str:
-    path = results / machine / "machine.json"
+def _isa(results_dir: Path, machine: str) -> str:
+    path = results_dir / machine / "machine.json"
     recorded = json.loads(path.read_text()) if path.is_file() else {}
     return recorded.get("isa") or "unknown-isa"
 

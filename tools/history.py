@@ -54,7 +54,7 @@ import sys
 import time
 from pathlib import Path
 
-from tools import asv_project, offline_site, report, site_browser, summary, verdict_page
+from tools import asv_project, offline_site, report, results, site_browser, summary, verdict_page
 from tools import builds as builds_file
 from tools import ledger as ledger_repo
 
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                   file=sys.stderr)  # fmt: skip
             return 2
     quick = args.quick or _narrowing_knobs()
-    results = QUICK / "results" if quick else ROOT / "results"
+    results_dir = QUICK / "results" if quick else ROOT / "results"
 
     branch = ledger_repo.branch_for(args.builds)
     _step(f"1. ledger: {len(builds)} builds from {args.builds.name} (branch {branch})")
@@ -98,12 +98,12 @@ def main(argv: list[str] | None = None) -> int:
     entries = ledger_repo.build_branches([args.builds], ledger)[args.builds.resolve()]
 
     try:
-        machine = asv_project.prepare(args.machine, results)
+        machine = asv_project.prepare(args.machine, results_dir)
     except asv_project.WrongMachine as exc:
         print(f"writeback: {exc}", file=sys.stderr)
         return 2
     _step(f"2. asv machine {machine!r} ({asv_project.MACHINE_FILE.relative_to(ROOT)})")
-    config = _quick_config(results) if quick else None
+    config = _quick_config(results_dir) if quick else None
     if quick:
         print(f"   a quick check ({_knob_text() or '--quick'}): results, records and report go "
               f"to {QUICK.relative_to(ROOT)}/; the history in results/ is not touched")  # fmt: skip
@@ -113,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     part = f" (shard {args.shard} of {args.builds.name})" if shard else ""
     _step(f"3. run: {len(todo)} build(s){part} on {machine}; asv skips what each already has")
     for index, entry in enumerate(todo, start=1):
-        kept = "has results: only what is missing runs" if _has_results(results, machine, entry) \
-            else "new"  # fmt: skip
+        already = _has_results(results_dir, machine, entry)
+        kept = "has results: only what is missing runs" if already else "new"
         print(f"   {index}/{len(todo)} {entry.tag} ({entry.build['date']}, pip install "
               f"{' '.join(entry.build['pip_args'])}): {kept}")  # fmt: skip
     hashes = ROOT / ".asv" / "history-commits.txt"
@@ -129,9 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code = _asv(*run_args, config=config, interruptible=True)
     except KeyboardInterrupt:
-        saved = [e.tag for e in todo if _has_results(results, machine, e)]
+        saved = [e.tag for e in todo if _has_results(results_dir, machine, e)]
         print(f"\nwriteback: interrupted. Saved: results of {len(saved)} of {len(todo)} build(s)"
-              f"{' (' + ', '.join(saved) + ')' if saved else ''} in {results}; run the same "
+              f"{' (' + ', '.join(saved) + ')' if saved else ''} in {results_dir}; run the same "
               "command again to resume with the rest.")  # fmt: skip
         return 130
     print(f"   asv run finished in {(time.monotonic() - started) / 60:.1f} min", flush=True)
@@ -143,18 +143,20 @@ def main(argv: list[str] | None = None) -> int:
         _step("4. not published (a shard): `make merge FROM=...` publishes every shard's results")
     everyone = None
     if not quick and not shard:  # the verdict page shows every machine, the report this one
-        everyone = report.load(results, ledger)
-        problems += publish(args.site_check, results, ledger, everyone)
+        everyone = results.load(results_dir, ledger)
+        problems += publish(args.site_check, results_dir, ledger, everyone)
     published = ROOT / "html" if not quick and not shard else None
-    loaded = write_report(results, ledger, machine, everyone, published)
+    loaded = write_report(results_dir, ledger, machine, everyone, published)
     return failed_at_end(problems, loaded, {e.commit for e in todo})
 
 
-def failed_at_end(problems: list[str], loaded: list[report.BuildResult], measured: set[str]) -> int:
+def failed_at_end(
+    problems: list[str], loaded: list[results.BuildResult], measured: set[str]
+) -> int:
     """The run's last line and exit status, once everything is saved and published: 1 naming
     `problems` and every failure of the builds `measured` (ledger commits) in `loaded`, harness
-    failures first (`report.failures`); 0 when there is none."""
-    failures = [f for f in report.failures(loaded) if f.commit in measured]
+    failures first (`results.failures`); 0 when there is none."""
+    failures = [f for f in results.failures(loaded) if f.commit in measured]
     harness = [f.describe() for f in failures if f.harness]
     problems = harness + problems + [f.describe() for f in failures if not f.harness]
     problems += corpus_failures(loaded, measured)
@@ -164,16 +166,16 @@ def failed_at_end(problems: list[str], loaded: list[report.BuildResult], measure
     return 0
 
 
-def corpus_failures(loaded: list[report.BuildResult], measured: set[str]) -> list[str]:
+def corpus_failures(loaded: list[results.BuildResult], measured: set[str]) -> list[str]:
     """One line per corpus program that failed on a build this run measured (commit ids in
     `measured`) and is not a known state (benchmarks/known_failures.py)."""
-    failed = report.failed_programs([b for b in loaded if b.commit in measured])
+    failed = results.failed_programs([b for b in loaded if b.commit in measured])
     return [f"{f.describe()} (not a known state)" for f in failed if not f.known]
 
 
-def publish(site_check: bool, results: Path, ledger: Path, builds=None) -> list[str]:
+def publish(site_check: bool, results_dir: Path, ledger: Path, builds=None) -> list[str]:
     """Step 4: `asv publish` into html/ with the verdict page (of `builds`, every machine's
-    results as `report.load` gives them; loaded here when None), made self-contained and
+    results as `results.load` gives them; loaded here when None), made self-contained and
     looked at in Chromium (when `site_check`). Returns the problems found, one line each."""
     _step("4. publish html/ (asv publish) with the verdict page, self-contained")
     look = site_check and shutil.which("chromium")
@@ -185,7 +187,7 @@ def publish(site_check: bool, results: Path, ledger: Path, builds=None) -> list[
     try:
         if published != 0:
             return ["asv publish failed (see above)"]
-        page = verdict_page.publish(ROOT / "html", results, ledger, builds)
+        page = verdict_page.publish(ROOT / "html", results_dir, ledger, builds)
         print(f"   verdict page: {page.relative_to(ROOT)} (opens from the file system)")
         if site_check and offline_site.main(["--html", str(ROOT / "html")]) != 0:
             return ["html/ is not self-contained (see above)"]
@@ -203,19 +205,19 @@ def publish(site_check: bool, results: Path, ledger: Path, builds=None) -> list[
 
 
 def write_report(
-    results: Path, ledger: Path, machine: str | None, everyone=None, html: Path | None = None
-) -> list[report.BuildResult]:
+    results_dir: Path, ledger: Path, machine: str | None, everyone=None, html: Path | None = None
+) -> list[results.BuildResult]:
     """Step 5: the report of `machine` (every machine: None), written to results/report.md,
     and its summary printed (tools/summary.py), naming the site in `html` when this run
     published it; from `everyone` (every machine's, already loaded) when given. Returns what
     it was made from."""
     _step("5. report")
     if everyone is None:
-        loaded = report.load(results, ledger, machine)
+        loaded = results.load(results_dir, ledger, machine)
     else:
         loaded = [b for b in everyone if machine is None or b.machine == machine]
-    (results / "report.md").write_text(report.render(loaded))
-    print(summary.summary(loaded, results / "report.md", html), end="")
+    (results_dir / "report.md").write_text(report.render(loaded))
+    print(summary.summary(loaded, results_dir / "report.md", html), end="")
     return loaded
 
 
@@ -232,21 +234,21 @@ def _knob_text() -> str:
     return " ".join(f"{k}={os.environ[k]}" for k in KNOBS if os.environ.get(k, "").strip())
 
 
-def _quick_config(results: Path) -> Path:
+def _quick_config(results_dir: Path) -> Path:
     """asv's configuration with results, records and html under .asv/quick/ (same ledger and
     environments as the history, so a quick check reuses installed builds)."""
     conf = json.loads((ROOT / "asv.conf.json").read_text())
     conf["install_command"] = [
-        c.replace("{conf_dir}/results", str(results)).replace("{conf_dir}", str(ROOT))
+        c.replace("{conf_dir}/results", str(results_dir)).replace("{conf_dir}", str(ROOT))
         for c in conf["install_command"]
     ]
     for key in ("repo", "benchmark_dir", "env_dir"):
         conf[key] = str(ROOT / conf[key])
-    conf.update(results_dir=str(results), html_dir=str(QUICK / "html"))
+    conf.update(results_dir=str(results_dir), html_dir=str(QUICK / "html"))
     QUICK.mkdir(parents=True, exist_ok=True)
     path = QUICK / "asv.conf.json"
     path.write_text(json.dumps(conf, indent=1) + "\n")
-    os.environ["WRITEBACK_ARTIFACTS"] = str(results / "generated")
+    os.environ["WRITEBACK_ARTIFACTS"] = str(results_dir / "generated")
     os.environ["WRITEBACK_CACHE"] = str(QUICK / "inductor-cache")
     return path
 
@@ -304,8 +306,8 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _has_results(results: Path, machine: str, entry) -> bool:
-    return any((results / machine).glob(f"{entry.commit[:8]}-*.json"))
+def _has_results(results_dir: Path, machine: str, entry) -> bool:
+    return any((results_dir / machine).glob(f"{entry.commit[:8]}-*.json"))
 
 
 def _parse(argv):

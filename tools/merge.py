@@ -46,7 +46,7 @@ from pathlib import Path
 from asv.results import Results
 
 from tools import builds as builds_file
-from tools import history, report
+from tools import history, results
 from tools import ledger as ledger_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"writeback: not merged: {exc}", file=sys.stderr)
         return 2
     apply(plan, into)
-    everyone = report.load(into, ledger)
+    everyone = results.load(into, ledger)
     problems = history.publish(args.site_check, into, ledger, everyone)
     loaded = history.write_report(into, ledger, None, everyone, ROOT / "html")
     return history.failed_at_end(problems, loaded, {build.commit for build in loaded})
@@ -195,8 +195,8 @@ def apply(plan: Plan, into: Path) -> None:
     for target, source in plan.copies.items():
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
-    results = [t for t in plan.copies if t.parent.parent == into and t.name != MACHINE]
-    print(f"writeback: merged {len(plan.copies)} file(s) into results/, {len(results)} of them "
+    asv_files = [t for t in plan.copies if t.parent.parent == into and t.name != MACHINE]
+    print(f"writeback: merged {len(plan.copies)} file(s) into results/, {len(asv_files)} of them "
           "asv result files; identical files already here were left as they were")  # fmt: skip
     for note in plan.notes:
         print(f"writeback: {note}")
@@ -235,13 +235,13 @@ def benchmark_difference(reference: Path, folder: Path) -> str:
 
 def stale_results(folder: Path, reference: Path) -> dict[Path, str]:
     """The result files of `folder` holding a result that asv's publish leaves out against
-    `reference`'s benchmarks.json (`report.older_benchmarks`), each with the first such
+    `reference`'s benchmarks.json (`results.older_benchmarks`), each with the first such
     benchmark and why."""
-    current = report.benchmark_versions(reference)
+    current = results.benchmark_versions(reference)
     stale = {}
     for path in result_files(folder):
         result = Results.load(str(path))
-        if older := report.older_benchmarks(result, current):
+        if older := results.older_benchmarks(result, current):
             name = older[0]
             stale[path] = (
                 f"{name} has version {result.benchmark_version.get(name)!r}, not "

@@ -4,8 +4,8 @@ Per build (oldest first, machine by machine): how many verdicts are wrong and wh
 control, backend, sizes: the coordinates wrong), or that they are the build before's; what
 flipped since the build before on the same machine (fixed / BROKEN); what failed, grouped by
 its reason. Then where the report, the site and the verdict page are, and the command that
-serves the site. Everything comes from the results model (`tools/report.py`'s `load`), as the
-report does; `make history` and `make merge` print this and write the report to
+serves the site. Everything comes from the results model (`tools/results.py`'s `load`), as
+the report does; `make history` and `make merge` print this and write the report to
 results/report.md.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from benchmarks.known_failures import first_line  # standard library only
 from tools import render as words
-from tools import report, verdict_page
+from tools import results, verdict_page
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVE = ".venv/bin/asv preview"
@@ -23,13 +23,13 @@ REASONS_SHOWN = 3
 """Distinct failure reasons a build lists; the report lists every failure."""
 
 
-def summary(builds: list[report.BuildResult], report_file: Path, html: Path | None) -> str:
+def summary(builds: list[results.BuildResult], report_file: Path, html: Path | None) -> str:
     """The run's summary: every build's wrong verdicts, flips and failures, then where the
     report (`report_file`), the site and the verdict page (under `html`; None: not published
     by this run) are."""
     if not builds:
         return "No results yet: run `make history` first."
-    keys = report.matrix_keys(builds)
+    keys = results.matrix_keys(builds)
     several = len({b.machine for b in builds}) > 1
     lines, before = [], {}
     for build in builds:
@@ -58,13 +58,13 @@ def summary(builds: list[report.BuildResult], report_file: Path, html: Path | No
     return "\n".join(lines) + "\n"
 
 
-def verdict_states(build: report.BuildResult, keys: list[tuple]) -> dict[tuple, str]:
-    """The verdict state (`report.VERDICT_STATES`) of each matrix key (scenario, control,
+def verdict_states(build: results.BuildResult, keys: list[tuple]) -> dict[tuple, str]:
+    """The verdict state (one of `render.VERDICT_STATES`) of each matrix key (scenario, control,
     backend, size) on `build`."""
-    return {key: report.verdict_state(build, key[1], key[2], key[3], key[0])[0] for key in keys}
+    return {key: results.verdict_state(build, key[1], key[2], key[3], key[0])[0] for key in keys}
 
 
-def grouped(build: report.BuildResult, rows: list[tuple]) -> list[str]:
+def grouped(build: results.BuildResult, rows: list[tuple]) -> list[str]:
     """`scenario.control backend sizes: coordinates`, one line per (scenario, control, backend,
     coordinates): the sizes wrong in the same coordinates share a line."""
     sizes: dict[tuple, list] = {}
@@ -77,7 +77,7 @@ def grouped(build: report.BuildResult, rows: list[tuple]) -> list[str]:
     ]
 
 
-def coordinates(build: report.BuildResult, key: tuple) -> str:
+def coordinates(build: results.BuildResult, key: tuple) -> str:
     """The contract's coordinates a wrong row is wrong in (`ret_b, in_b, view_b`) and the
     storages it moved; '' when the probe record is missing."""
     row = build.probe.get(key, {})
@@ -100,14 +100,14 @@ def flip_lines(previous, previous_states: dict, build, states: dict) -> list[str
     ]
 
 
-def failure_lines(build: report.BuildResult) -> list[str]:
-    """The build's failures (`report.failures`) and its corpus programs that failed other than
+def failure_lines(build: results.BuildResult) -> list[str]:
+    """The build's failures (`results.failures`) and its corpus programs that failed other than
     a known state, one line per distinct reason with the first thing that failed for it:
     harness failures first, then the most frequent reason."""
     failed: dict[tuple[bool, str], list[str]] = {}
-    for failure in report.failures([build]):
+    for failure in results.failures([build]):
         failed.setdefault((not failure.harness, failure.reason), []).append(failure.benchmark)
-    for program in report.failed_programs([build]):
+    for program in results.failed_programs([build]):
         if not program.known:
             where = f"corpus {program.corpus} program {program.program} ({program.backend})"
             failed.setdefault((True, first_line(program.error)), []).append(where)
@@ -126,7 +126,7 @@ def shown(path: Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
-def _stale(build: report.BuildResult) -> list[str]:
+def _stale(build: results.BuildResult) -> list[str]:
     if not build.stale:
         return []
     return [f"  not shown: {_count(len(build.stale), 'benchmark')} measured with an older "

@@ -3,10 +3,10 @@ server, no network: its CSS, script and SVG charts are inline, its data written 
 
     python -m tools.verdict_page [--results results] [--ledger .asv/ledger] [--html html]
 
-It reads what tools/report.py reads (every machine's asv results, probe records and install
-records; the builds of every ledger branch) and shows:
+It reads the results model (tools/results.py: every machine's asv results, probe records and
+install records; the builds of every ledger branch) and shows:
   - per scenario, the correctness matrix: one row per (control, backend, size), one column per
-    build and machine; each cell coloured by its verdict (report.verdict_state: exact, wrong,
+    build and machine; each cell coloured by its verdict (results.verdict_state: exact, wrong,
     harness failure, skipped, failed, not run), marked where the verdict differs from the
     build to its left on the same machine (fixed, broken, changed), naming the pass(es)
     attribution found, and linking to asv's graph of that combination in the published site
@@ -15,7 +15,7 @@ records; the builds of every ledger branch) and shows:
     metric, size) for every Cost metric with a chart title in benchmarks/metrics.py (runtime
     scratch, full-length loops, time over floor, instructions).
 
-`publish(html, results, ledger)` writes the page and links it from asv's navigation bar;
+`publish(html, results_dir, ledger)` writes the page and links it from asv's navigation bar;
 tools/history.py calls it after `asv publish`.
 """
 
@@ -32,7 +32,7 @@ from urllib.parse import quote
 
 from benchmarks import metrics  # standard library only
 from tools import ledger as ledger_repo
-from tools import render, report
+from tools import render, results
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = Path("writeback") / "index.html"
@@ -68,17 +68,17 @@ class Row:
         return any(c.state in ("wrong", "harness failure", "failed") or c.flip for c in self.cells)
 
 
-def publish(html: Path, results: Path, ledger: Path, builds=None) -> Path:
+def publish(html: Path, results_dir: Path, ledger: Path, builds=None) -> Path:
     """Write html/writeback/index.html from every machine's results (`builds`, when the
     caller has loaded them already) and link it from asv's navigation bar (html/index.html,
     written by `asv publish`)."""
-    builds = report.load(results, ledger) if builds is None else builds
-    path = write(html / PAGE, builds, _benchmarks(results))
+    builds = results.load(results_dir, ledger) if builds is None else builds
+    path = write(html / PAGE, builds, _benchmarks(results_dir))
     link_from_asv_navbar(html / "index.html")
     return path
 
 
-def write(path: Path, builds: list[report.BuildResult], benchmarks: dict) -> Path:
+def write(path: Path, builds: list[results.BuildResult], benchmarks: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page(builds, benchmarks))
     return path
@@ -97,7 +97,7 @@ def link_from_asv_navbar(index: Path) -> None:
     index.write_text(text.replace(NAVBAR_ANCHOR, NAVBAR_LINK + NAVBAR_ANCHOR, 1))
 
 
-def page(builds: list[report.BuildResult], benchmarks: dict) -> str:
+def page(builds: list[results.BuildResult], benchmarks: dict) -> str:
     if not builds:
         body = "<p>No results yet: run <code>make history</code> (or <code>asv run</code>).</p>"
         return _document(body)
@@ -121,9 +121,9 @@ def page(builds: list[report.BuildResult], benchmarks: dict) -> str:
     return _document("\n".join(parts))
 
 
-def matrix_rows(builds: list[report.BuildResult], benchmarks: dict) -> list[Row]:
+def matrix_rows(builds: list[results.BuildResult], benchmarks: dict) -> list[Row]:
     """One row per (scenario, control, backend, size) any build measured, Inductor first."""
-    keys = report.matrix_keys(builds)
+    keys = results.matrix_keys(builds)
     scenario_rank = {s: i for i, s in enumerate(dict.fromkeys(k[0] for k in keys))}
     control_rank = {k[:2]: i for i, k in reversed(list(enumerate(keys)))}
     size_rank = {k[::3]: i for i, k in reversed(list(enumerate(keys)))}
@@ -139,11 +139,11 @@ def matrix_rows(builds: list[report.BuildResult], benchmarks: dict) -> list[Row]
 
 
 def _row(builds, benchmarks, scenario, control, backend, size) -> Row:
-    benchmark = f"{scenario}.{report.WRONG}"
+    benchmark = f"{scenario}.{results.WRONG}"
     names = benchmarks.get(benchmark, {}).get("param_names", [])
     cells, previous, issue = [], None, ""
     for build in builds:
-        state, words = report.verdict_state(build, control, backend, size, scenario)
+        state, words = results.verdict_state(build, control, backend, size, scenario)
         probe = build.probe.get((scenario, control, backend, size), {})
         issue = issue or probe.get("issue", "")
         flip = None
@@ -153,8 +153,8 @@ def _row(builds, benchmarks, scenario, control, backend, size) -> Row:
             Cell(
                 state,
                 words,
-                _label(build, benchmark, report.combo(control, backend, size), state),
-                graph_link(benchmark, names, report.combo(control, backend, size), build),
+                _label(build, benchmark, results.combo(control, backend, size), state),
+                graph_link(benchmark, names, results.combo(control, backend, size), build),
                 flip,
                 render.pass_names(probe.get("attribution")),
             )
@@ -188,7 +188,7 @@ def _label(build, benchmark: str, combo: tuple, state: str) -> str:
     return f"wrong {wrong:,}" if wrong else "storage moved"
 
 
-def matrix_section(scenario: str, rows: list[Row], builds: list[report.BuildResult]) -> str:
+def matrix_section(scenario: str, rows: list[Row], builds: list[results.BuildResult]) -> str:
     several = len({b.machine for b in builds}) > 1
     heads = "".join(
         f'<th scope="col" class="build"><span class="tag">{_e(b.tag)}</span>'
@@ -233,7 +233,7 @@ def _harness_failures(rows: list[Row]) -> str:
     )
 
 
-def _wrong_on_latest(rows: list[Row], builds: list[report.BuildResult]) -> str:
+def _wrong_on_latest(rows: list[Row], builds: list[results.BuildResult]) -> str:
     """How many Inductor rows are wrong on each machine's latest build."""
     latest = {b.machine: i for i, b in enumerate(builds)}
     inductor = [r for r in rows if r.backend == "inductor"]
@@ -267,13 +267,13 @@ def _cell(cell: Cell) -> str:
     )
 
 
-def cost_section(builds: list[report.BuildResult], benchmarks: dict) -> str:
+def cost_section(builds: list[results.BuildResult], benchmarks: dict) -> str:
     parts = [
         '<section id="cost"><h2>Cost of the correct controls (Inductor)</h2>',
         "<p>Only correct controls are costed: a control that is wrong on a build has no point "
         "there. Hover a point for its value.</p>",
     ]
-    scenarios = list(dict.fromkeys(s for b in builds for s in report.cost_scenarios(b)))
+    scenarios = list(dict.fromkeys(s for b in builds for s in results.cost_scenarios(b)))
     for scenario in scenarios:
         parts.append(f'<h3 id="cost-{_e(scenario)}">{_e(scenario)}</h3><div class="charts">')
         for metric in charted():
@@ -307,7 +307,7 @@ def cost_series(builds, benchmark: str, size) -> tuple[list[str], dict[tuple, li
     series: dict[tuple, list] = {}
     for build in builds:
         for (control, n), value in build.values.get(benchmark, {}).items():
-            if n == size and report._number(value):
+            if n == size and results.is_number(value):
                 points = series.setdefault((control, build.machine), [None] * len(tags))
                 points[tags.index(build.tag)] = value
     controls = _controls(builds, benchmark)
@@ -439,7 +439,7 @@ def _runs(points: list) -> list[list[int]]:
     return [run for run in runs if len(run) > 1]
 
 
-def _build_date(build: report.BuildResult) -> str:
+def _build_date(build: results.BuildResult) -> str:
     return build.identity.get("date", "")
 
 
@@ -550,8 +550,8 @@ def _document(body: str) -> str:
     )
 
 
-def _benchmarks(results: Path) -> dict:
-    path = results / "benchmarks.json"
+def _benchmarks(results_dir: Path) -> dict:
+    path = results_dir / "benchmarks.json"
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
@@ -566,7 +566,7 @@ def main(argv: list[str] | None = None) -> int:
     if (args.html / "index.html").is_file():
         path = publish(args.html, args.results, args.ledger)
     else:
-        builds = report.load(args.results, args.ledger)
+        builds = results.load(args.results, args.ledger)
         path = write(args.html / PAGE, builds, _benchmarks(args.results))
     print(f"verdict page: {path}")
     return 0
