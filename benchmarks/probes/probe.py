@@ -497,17 +497,21 @@ def isa() -> str:
         return "unknown-isa"
 
 
-def _progress(scenario: Scenario, row: dict, done: int, total: int) -> None:
+def progress_words(row: dict) -> str:
+    """A probed row's outcome in the words the progress lines use."""
     if row["skipped"]:
-        verdict = f"skipped: {row['skipped']}"
-    elif row["harness_failure"]:
-        verdict = f"HARNESS FAILURE: {row['harness_failure']}"
-    elif row["error"]:
-        verdict = f"error: {row['error']}"
-    elif row["wrong_elements"] is None:
-        verdict = "stopped at the small correctness gate"
-    else:
-        verdict = row_verdict(row).describe()
+        return f"skipped: {row['skipped']}"
+    if row["harness_failure"]:
+        return f"HARNESS FAILURE: {row['harness_failure']}"
+    if row["error"]:
+        return f"error: {row['error']}"
+    if row["wrong_elements"] is None:
+        return "stopped at the small correctness gate"
+    return row_verdict(row).describe()
+
+
+def _progress(scenario: Scenario, row: dict, done: int, total: int) -> None:
+    verdict = progress_words(row)
     seconds = f" ({row['seconds']:.1f} s)" if row.get("seconds") else ""
     print(
         f"[writeback {done}/{total}] {scenario.name}.{row['control']} {row['backend']} "

@@ -37,6 +37,7 @@ from .probe import (
     _describe_error,
     _set_verdict,
     isa,
+    progress_words,
     ready_to_compile,
     record_attribution,
     row_verdict,
@@ -248,16 +249,9 @@ def _empty_row(control: str, variant: Variant) -> dict:
 
 
 def _progress(scenario: str, row: dict, done: int, total: int) -> None:
-    if row["skipped"]:
-        verdict = f"skipped: {row['skipped']}"
-    elif row["harness_failure"]:
-        verdict = f"HARNESS FAILURE: {row['harness_failure']}"
-    elif row["error"]:
-        verdict = f"error: {row['error']}"
-    else:
-        verdict = row_verdict(row).describe()
     print(
-        f"[writeback {done}/{total}] {scenario}.{row['control']} {row['variant']}: {verdict} "
+        f"[writeback {done}/{total}] {scenario}.{row['control']} {row['variant']}: "
+        f"{progress_words(row)} "
         f"({row['seconds']:.1f} s)",
         file=sys.stderr,
         flush=True,
