@@ -121,3 +121,12 @@ def test_the_committed_results_are_within_their_expected_results(recorded, machi
     out = capsys.readouterr().out
     assert code == 0, out[: out.find("If every move")]
     assert "within their margins" in out and "drift of the noisy rows" in out
+
+
+def test_a_machine_with_its_own_expected_file_is_gated_by_it_else_by_its_isas(tmp_path):
+    (tmp_path / "expected").mkdir()
+    (tmp_path / "expected" / "avx2.csv").write_text("")
+    assert expected.expected_file("vm-amd", "avx2", tmp_path) == tmp_path / "expected/avx2.csv"
+    (tmp_path / "expected" / "vm-amd.csv").write_text("")
+    assert expected.expected_file("vm-amd", "avx2", tmp_path) == tmp_path / "expected/vm-amd.csv"
+    assert expected.expected_file("vm-intel", "avx2", tmp_path) == tmp_path / "expected/avx2.csv"
