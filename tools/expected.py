@@ -4,8 +4,10 @@
     python -m tools.expected compare BASE HEAD [--machine NAME]                     (make compare)
 
 `expected/<machine>.csv`, else `expected/<isa>.csv` (one file per machine class: the vector ISA
-shapes the code, and the CPU the times: a machine of another CPU with the same ISA measured
-time-over-floor ratios 20-80% away from the avx2 file's, so it has a file of its own) holds one
+shapes the code, and the CPU the times: an AMD EPYC machine with the Intel avx2 twin's ISA
+measured every exact row and the instruction counts as its file has them, and time-over-floor
+ratios 23-173% higher (results/logs/expected-amd-against-intel-avx2.txt), so it has a file of
+its own) holds one
 row per (build, scenario, control or pattern, backend, size, metric) with the value expected
 and the margin a new measurement may move by, as PyTorch's
 benchmarks/dynamo/pr_time_benchmarks/expected_results.csv does. `check` compares the latest
