@@ -1,12 +1,12 @@
 """What a run ends with on the terminal: one screen, the full report being in a file.
 
 Per build (oldest first, machine by machine): how many verdicts are wrong and which (scenario,
-control, backend, sizes: the coordinates wrong), or that they are the build before's; what
-flipped since the build before on the same machine (fixed / BROKEN); what failed, grouped by
-its reason. Then where the report, the site and the verdict page are, and the command that
-serves the site. Everything comes from the results model (`tools/results.py`'s `load`), as
-the report does; `make history` and `make merge` print this and write the report to
-results/report.md.
+control, backend, sizes or variants: the coordinates wrong), or that they are the build
+before's but for what flipped since it on the same machine (fixed / BROKEN); what failed,
+grouped by its reason. Then where the report, the site and the verdict page are, and the
+command that serves the site. Everything comes from the results model (`tools/results.py`'s
+`load`), as the report does; `make history` and `make merge` print this and write the report
+to results/report.md.
 """
 
 from __future__ import annotations
@@ -41,12 +41,13 @@ def summary(builds: list[results.BuildResult], report_file: Path, html: Path | N
         wrong = [key for key, state in states.items() if state == "wrong"]
         lines += [f"{name}: {_count(len(wrong), 'wrong verdict')}", *_stale(build)]
         previous, previous_states = before.get(build.machine, (None, {}))
-        if wrong and previous and wrong == [k for k, s in previous_states.items() if s == "wrong"]:
-            lines.append(f"  wrong: the same as {previous.tag or previous.name}")
+        flips = flip_lines(previous, previous_states, build, states) if previous else []
+        if wrong and previous and _explained_by_flips(previous_states, states):
+            since = previous.tag or previous.name
+            lines.append(f"  wrong: the same as {since}" + (", but for:" if flips else ""))
         else:
             lines += [f"  wrong: {row}" for row in grouped(build, wrong)]
-        if previous:
-            lines += flip_lines(previous, previous_states, build, states)
+        lines += flips
         lines += failure_lines(build)
         before[build.machine] = (build, states)
     lines += ["", f"The full report: {shown(report_file)}"]
@@ -66,15 +67,38 @@ def verdict_states(build: results.BuildResult, keys: list[tuple]) -> dict[tuple,
 
 def grouped(build: results.BuildResult, rows: list[tuple]) -> list[str]:
     """`scenario.control backend sizes: coordinates`, one line per (scenario, control, backend,
-    coordinates): the sizes wrong in the same coordinates share a line."""
+    coordinates): the sizes wrong in the same coordinates share a line, and so do the
+    configuration variants (rows without a size) of one control."""
     sizes: dict[tuple, list] = {}
     for scenario, control, backend, n in rows:
-        where = (scenario, control, backend, coordinates(build, (scenario, control, backend, n)))
-        sizes.setdefault(where, []).append(n)
+        wrong = coordinates(build, (scenario, control, backend, n))
+        where = (scenario, control, VARIANTS if n is None else backend, wrong)
+        sizes.setdefault(where, []).append(backend if n is None else n)
     return [
-        f"{scenario}.{control} {backend}{_sizes(found)}" + (f": {wrong}" if wrong else "")
+        f"{scenario}.{control} {_where(backend, found)}" + (f": {wrong}" if wrong else "")
         for (scenario, control, backend, wrong), found in sizes.items()
     ]
+
+
+VARIANTS = "variants"
+"""What `grouped` files a configuration variant's row under (its backend is its variant)."""
+
+
+def _where(backend: str, found: list) -> str:
+    if backend == VARIANTS:
+        return f"{_count(len(found), 'variant')} ({', '.join(found)})"
+    return backend + _sizes(found)
+
+
+def _explained_by_flips(previous_states: dict, states: dict) -> bool:
+    """Whether every change of a wrong verdict between two builds is a fix or a break (a wrong
+    verdict that became skipped, failed or not run is not)."""
+    flips = {("wrong", "exact"), ("exact", "wrong")}
+    return all(
+        (before, now) in flips
+        for key, now in states.items()
+        if (before := previous_states.get(key)) != now and "wrong" in (before, now)
+    )
 
 
 def coordinates(build: results.BuildResult, key: tuple) -> str:
@@ -138,8 +162,7 @@ def _first_of(names: list[str]) -> str:
 
 
 def _sizes(found: list) -> str:
-    known = [n for n in found if n is not None]  # a variant's row has no size
-    return (" " + ", ".join(words.size_cell(n) for n in known)) if known else ""
+    return (" " + ", ".join(words.size_cell(n) for n in found)) if found else ""
 
 
 def _count(number: int, thing: str) -> str:
