@@ -83,3 +83,27 @@ def test_make_history_writes_the_report_and_prints_the_summary(ledger_path, tmp_
     assert (results_dir / "report.md").read_text() == report.render(loaded)
     assert out.split("\n", 2)[2] == summary.summary(loaded, results_dir / "report.md", HTML)
     assert "| control |" not in out and f"The full report: {results_dir / 'report.md'}" in out
+
+
+def test_a_controls_configuration_variants_wrong_alike_share_one_line():
+    build = results.BuildResult("b", "0" * 40, "m", {"installed": True})
+    wrong_b = {"wrong_elements": {"ret_b": 3, "in_b": 3, "total": 6}}
+    build.probe = {
+        ("snapshot_swap_configs", "x", "inductor-fp32", None): wrong_b,
+        ("snapshot_swap_configs", "x", "aoti-fp32", None): wrong_b,
+        ("snapshot_swap_configs", "x", "inductor-bf16", None): {
+            "wrong_elements": {"ret_a": 3, "total": 3}
+        },
+        ("snapshot_swap", "x", "inductor", 3): wrong_b,
+    }
+    assert summary.grouped(build, list(build.probe)) == [
+        "snapshot_swap_configs.x 2 variants (inductor-fp32, aoti-fp32): ret_b, in_b",
+        "snapshot_swap_configs.x 1 variant (inductor-bf16): ret_a",
+        "snapshot_swap.x inductor 3: ret_b, in_b",
+    ]
+
+
+def test_a_wrong_verdict_that_became_a_skip_is_not_passed_over_as_the_same():
+    key = ("snapshot_swap", "x", "inductor", 3)
+    assert summary._explained_by_flips({key: "wrong"}, {key: "exact"})
+    assert not summary._explained_by_flips({key: "wrong"}, {key: "skipped"})
