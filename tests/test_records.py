@@ -13,6 +13,7 @@ results run again as a fresh clone would run them (no file of results/ may chang
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -54,8 +55,21 @@ class Probe:
 """
 
 
-TOOLS_IMPORT = ("__init__.py", "machine.py", "known_failures.py")
-"""The standard-library-only modules of benchmarks/ that tools/ imports (beside a toy suite)."""
+def _tools_import() -> tuple[str, ...]:
+    """The modules of benchmarks/ that tools/ imports in its own environment (no torch), as
+    its imports mark them (`# standard library only`): a toy suite needs them beside it."""
+    names = {"__init__.py"}
+    for path in (ROOT / "tools").glob("*.py"):
+        for line in path.read_text().splitlines():
+            found = re.match(r"from benchmarks(?:\.(\w+))? import ([\w, ]+?)\s+# standard", line)
+            if found and found.group(1):
+                names.add(f"{found.group(1)}.py")
+            elif found:
+                names.update(f"{n.split(' as ')[0].strip()}.py" for n in found.group(2).split(","))
+    return tuple(sorted(names))
+
+
+TOOLS_IMPORT = _tools_import()
 
 
 @pytest.fixture(scope="module")
