@@ -1,9 +1,10 @@
 """Which failures of a generated corpus program are expected states: the one list.
 
 A corpus program whose compile or compiled call fails (`benchmarks/corpus/oracle.py` keeps the
-error as `<exception class>: <message>`) is counted (`corpus.Correctness.track_failed_programs`)
-and listed in the report, known or not. It is a known state when an entry of `KNOWN_FAILURES`
-covers it: its error starts as the entry says, on a release the entry names. The report says
+error as `<exception class>: <message>`, the class by its qualified name but for Python's own)
+is counted (`corpus.Correctness.track_failed_programs`) and listed in the report, known or
+not. It is a known state when an entry of `KNOWN_FAILURES` covers it: its error starts as the
+entry says, on a release the entry names. The report says
 why; `make history` does not fail for it. Any other failure fails `make history` (exit 1,
 after everything is saved and published), so a new one is looked at, then fixed or added here
 with its reason and releases.
@@ -37,7 +38,7 @@ class KnownFailure:
 
 KNOWN_FAILURES = (
     KnownFailure(
-        "Unsupported: ",
+        "benchmarks.compat.Unsupported: ",
         "the build lacks an API or tool the compile needs (`compat.Unsupported`, a skip "
         "everywhere else in the suite)",
     ),

@@ -172,3 +172,19 @@ def test_make_history_exits_1_after_saving_and_publishing(record, tmp_path, monk
         known_failures, "KNOWN_FAILURES", (known_failures.KnownFailure(CRASH, "planted"),)
     )
     assert history.main(argv) == 0
+
+
+def test_only_the_suites_own_unsupported_is_a_known_state_not_dynamos():
+    from benchmarks.compat import Unsupported
+    from benchmarks.corpus.oracle import exception_name
+
+    class DynamoUnsupported(RuntimeError):  # torch._dynamo.exc.Unsupported's name, elsewhere
+        pass
+
+    DynamoUnsupported.__name__ = DynamoUnsupported.__qualname__ = "Unsupported"
+    DynamoUnsupported.__module__ = "torch._dynamo.exc"
+    ours = f"{exception_name(Unsupported('no API'))}: no API"
+    theirs = f"{exception_name(DynamoUnsupported('graph break'))}: graph break"
+    assert known_failures.known_failure(ours, "2.15.0") is not None
+    assert known_failures.known_failure(theirs, "2.15.0") is None
+    assert exception_name(RuntimeError("x")) == "RuntimeError"

@@ -57,9 +57,19 @@ def judge(program: Program, backend: str) -> Outcome:
             second = _second_call_wrong(program, fn, compiled)
             shared = {RETURNS_ALIAS: _returns_alias_wrong(program, fn, compiled)}
     except Exception as exc:  # noqa: BLE001  a compile or runtime failure is this result
-        return Outcome({}, error=f"{type(exc).__name__}: {str(exc).strip()[:300]}")
+        return Outcome({}, error=f"{exception_name(exc)}: {str(exc).strip()[:300]}")
     wrong = {**_verdict_wrong(verdict), **second, **shared}
     return Outcome({k: v for k, v in wrong.items() if v})
+
+
+def exception_name(exc: BaseException) -> str:
+    """The exception's class as an error line names it: its qualified name, but for Python's
+    own (`RuntimeError`), so that two classes of one name (the suite's `Unsupported` and
+    dynamo's graph-break `Unsupported`) are never taken for each other."""
+    kind = type(exc)
+    if kind.__module__ == "builtins":
+        return kind.__qualname__
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def _case(program: Program, fn) -> Case:
