@@ -78,13 +78,17 @@ def import_problem(module: str) -> str | None:
 def set_single_thread() -> None:
     """One runtime thread, one inter-op thread, one compile thread (the write-up's settings).
 
-    `set_num_interop_threads` raises once inter-op work has started; by then the count is
-    whatever OMP/ATen chose at start-up, which `benchmarks/__init__.py` fixes to 1. Every
-    release; Inductor's `compile_threads` is set where the release has it.
+    `set_num_interop_threads` raises once inter-op work has started (by then the count is
+    whatever OMP/ATen chose at start-up, which `benchmarks/__init__.py` fixes to 1), and on
+    older releases (2.1.0 measured; pytorch/pytorch#87960) a second call aborts the process
+    from C++, which no handler can catch: it is called only while the count is not 1 already
+    (reading it does not lock it). Every release; Inductor's `compile_threads` is set where the
+    release has it.
     """
     torch.set_num_threads(1)
-    with contextlib.suppress(RuntimeError):
-        torch.set_num_interop_threads(1)
+    if torch.get_num_interop_threads() != 1:
+        with contextlib.suppress(RuntimeError):
+            torch.set_num_interop_threads(1)
     inductor_config = _inductor_config()
     if hasattr(inductor_config, "compile_threads"):
         inductor_config.compile_threads = 1

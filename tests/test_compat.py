@@ -62,3 +62,16 @@ def test_no_compiler_is_unsupported_and_any_other_failure_propagates(monkeypatch
     with pytest.raises(RuntimeError, match="compiler search itself is broken") as raised:
         compat.inductor_cxx()
     assert not isinstance(raised.value, compat.Unsupported)  # a RuntimeError too: not a skip
+
+
+def test_the_interop_thread_count_is_set_only_while_it_is_not_one(monkeypatch):
+    """On torch 2.1.0 a second set_num_interop_threads aborts the process from C++
+    (results/logs/compat-torch-2.1.0/configs-2.1.0.log): set it only when it is not 1."""
+    calls = []
+    monkeypatch.setattr(torch, "set_num_interop_threads", calls.append)
+    monkeypatch.setattr(torch, "get_num_interop_threads", lambda: 1)
+    compat.set_single_thread()
+    assert calls == []
+    monkeypatch.setattr(torch, "get_num_interop_threads", lambda: 4)
+    compat.set_single_thread()
+    assert calls == [1]
