@@ -114,6 +114,29 @@ def attribute_check(holds: Callable[[], bool], *, bisector: bool = True) -> dict
     return result
 
 
+def exact_without(found: dict, holds: Callable[[], bool]) -> bool | None:
+    """Whether `holds()` holds with every pass that attribution result `found` names switched
+    off: True when the same passes are behind this check's fault. None when `found` names no
+    pass; False when the check holds with them on, when its compile does not call them (its
+    fault is another's) or when it cannot compile without them."""
+    named = {entry["pass"] for entry in found.get("passes") or [] if entry.get("pass")}
+    if not named:
+        return None
+    with _private_compiles():
+        held = []
+        candidates = [c for c in ran_passes(lambda: held.append(holds()) or held[-1])
+                      if c.name in named]  # fmt: skip
+        if held[0] or not candidates:  # exact with them on, or they never ran: not this fault
+            return False
+        with contextlib.ExitStack() as stack:
+            for candidate in candidates:
+                stack.enter_context(candidate.disabled())
+            try:
+                return holds()
+            except Exception:  # noqa: BLE001  a pass the lowering needs: no answer, not the same
+                return False
+
+
 def _attribute(holds: Callable[[], bool], bisector: bool) -> dict:
     if holds():
         return empty_result("exact under Inductor in this process: nothing to attribute")

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from benchmarks import attribution
-from benchmarks.corpus import families, generate, oracle, run
+from benchmarks.corpus import catalogue, generate, oracle, run
 from benchmarks.corpus.program import Input, Program, Statement, problem
 from benchmarks.corpus.shrink import shrink
 
@@ -136,10 +136,16 @@ def test_the_oracle_passes_returns_that_share_as_in_eager(monkeypatch):
     assert oracle.judge(CLONE_AND_ITS_VIEW, "fake").wrong == {}
 
 
-def test_each_family_is_attributed_once_on_its_representative(monkeypatch):
-    """Two programs in one Inductor family (a fake compiler that copies every return, so a
+@pytest.fixture
+def no_catalogue(monkeypatch):
+    """A fake backend's families match no catalogue control (compiled for real)."""
+    monkeypatch.setattr(catalogue, "match", lambda found, backends: None)
+
+
+def test_each_family_is_attributed_once_on_its_representative(monkeypatch, no_catalogue):
+    """Two programs with one Inductor fault (a fake compiler that copies every return, so a
     returned input stops aliasing it): one attribution, of the representative, whose check is
-    the oracle (the fault is there); the aot_eager family is not compiled for it."""
+    the oracle (the fault is there); the other member joins its family."""
     _fake_backend(monkeypatch, lambda fn: lambda *a: tuple(t.clone() for t in fn(*a)))
     monkeypatch.setenv("WRITEBACK_ATTRIBUTION", "1")
     checked = []
@@ -150,16 +156,28 @@ def test_each_family_is_attributed_once_on_its_representative(monkeypatch):
 
     monkeypatch.setattr(attribution, "attribute_check", fake_attribution)
     pair = [_program([("add_", None, "a", (k,))], "a") for k in (1, 2)]
-    record = run.run("planted", backends=("inductor", "aot_eager"), corpus=pair)
+    record = run.run("planted", backends=("inductor",), corpus=pair)
     assert checked == [False]
+    (family,) = record["families"]
+    assert family["members"] == [0, 1] and family["attribution"]["pass"] == "fake_pass"
+    assert family["first_wrong"] == "inductor" and family["kinds"] == ["output alias"]
+    assert {r["representative"] for r in record["rows"]} == {family["representative"]}
+
+
+@pytest.mark.usefixtures("no_catalogue")
+def test_an_inductor_fault_already_there_under_aot_eager_is_not_attributed(monkeypatch):
+    """The same fake fault under both backends: the Inductor rows are already wrong with
+    aot_eager (dynamo and AOTAutograd), so no Inductor pass is looked for."""
+    _fake_backend(monkeypatch, lambda fn: lambda *a: tuple(t.clone() for t in fn(*a)))
+    monkeypatch.setenv("WRITEBACK_ATTRIBUTION", "1")
+    monkeypatch.setattr(attribution, "attribute_check", lambda holds: pytest.fail("attributed"))
+    pair = [_program([("add_", None, "a", (k,))], "a") for k in (1, 2)]
+    record = run.run("planted", backends=("inductor", "aot_eager"), corpus=pair)
     inductor, aot_eager = (next(f for f in record["families"] if f["backend"] == b)
                            for b in ("inductor", "aot_eager"))  # fmt: skip
-    assert inductor["members"] == [0, 1] and inductor["attribution"]["pass"] == "fake_pass"
-    assert "aot_eager runs dynamo and AOTAutograd" in aot_eager["attribution"]["note"]
-    assert {(r["backend"], r["representative"]) for r in record["rows"]} == {
-        ("inductor", inductor["representative"]),
-        ("aot_eager", aot_eager["representative"]),
-    }
+    assert inductor["first_wrong"] == aot_eager["first_wrong"] == "aot_eager"
+    assert "already wrong with aot_eager" in inductor["attribution"]["note"]
+    assert inductor["members"] == aot_eager["members"] == [0, 1]
 
 
 def test_the_shrinker_keeps_only_what_the_fault_needs():
@@ -175,12 +193,6 @@ def test_the_shrinker_keeps_only_what_the_fault_needs():
     assert problem(small) is None
 
 
-def test_every_catalogue_shape_is_a_defined_program_with_its_own_shape():
-    shapes = [families.shape(p) for p in families.CATALOGUE_SHAPES.values()]
-    assert len(set(shapes)) == len(shapes)
-    assert all(problem(p) is None for p in families.CATALOGUE_SHAPES.values())
-
-
 @pytest.mark.slow
 def test_the_corpus_finds_shrinks_and_files_a_planted_foreach_swap():
     tiny = [generate.generate(0, 0), FOREACH_SWAP_WITH_NOISE, generate.generate(0, 1)]
@@ -191,3 +203,16 @@ def test_the_corpus_finds_shrinks_and_files_a_planted_foreach_swap():
     filed = [f for f in record["families"] if 1 in f["members"]]
     assert len(filed) == 1 and filed[0]["family"] == planted["family"]
     assert run.count_wrong_families(record, "inductor") == len(record["families"])
+
+
+@pytest.mark.slow
+def test_a_family_names_the_catalogue_control_with_the_same_fault(monkeypatch):
+    """The planted foreach swap is wrong under Inductor through the same pass as the swap's
+    own `foreach_clones` control on this build: the family names it (matched by running the
+    control, not by its spelling)."""
+    monkeypatch.setenv("WRITEBACK_ATTRIBUTION", "1")
+    record = run.run("planted", backends=("inductor",), corpus=[FOREACH_SWAP_WITH_NOISE])
+    (family,) = record["families"]
+    if family["first_wrong"] != "inductor" or not family["passes"]:
+        pytest.skip(f"this build's fault is not attributed to an Inductor pass: {family}")
+    assert "snapshot_swap.foreach_clones" in family["catalogue"].split(", "), family

@@ -38,6 +38,7 @@ from pathlib import Path
 from benchmarks import metrics, registry, snapshot_swap, snapshot_swap_configs  # threads first
 from benchmarks.compat import set_single_thread, torch_identity
 from benchmarks.corpus import run as corpus_run
+from benchmarks.pool import workers_wanted
 from benchmarks.probes.probe import probe_scenario
 from benchmarks.scenario import COST_BACKEND
 from tools import render as words
@@ -103,13 +104,17 @@ def scenario_choices(scenarios: dict) -> list[str]:
     return [*checked_by_all(scenarios), "all", CORPUS]
 
 
+ROW_KEYS = ("program", "program_hash", "backend", "judged", "wrong_elements", "coordinates",
+            "family", "attribution", "shrunk", "repro", "error")  # fmt: skip
+"""A corpus row's keys in `--json` (the record's rows carry these and `representative`)."""
+
+
 def check_corpus(name: str, json_path: Path | None) -> int:
     """Run corpus `name`, print its families, write its rows to `json_path`."""
-    record = corpus_run.run(name)
+    record = corpus_run.run(name, workers=workers_wanted())
     print(corpus_report(record))
     if json_path:
-        keys = ("program", "backend", "wrong_elements", "coordinates", "family", "shrunk", "error")
-        rows = [{key: row[key] for key in keys} for row in record["rows"]]
+        rows = [{key: row[key] for key in ROW_KEYS} for row in record["rows"]]
         json_path.parent.mkdir(parents=True, exist_ok=True)
         json_path.write_text(json.dumps(rows, indent=1) + "\n")
         print(f"rows written to {json_path}", file=sys.stderr)
@@ -121,7 +126,9 @@ def corpus_report(record: dict) -> str:
     lines = [
         f"corpus {record['corpus']}: {record['programs']} programs on torch "
         f"{ident['torch_version']} (commit {ident['torch_git_version']}), "
-        f"{record['seconds']:.0f} s",
+        f"{record['seconds']:.0f} s ({record['judging_seconds']:.0f} s judging, "
+        f"{'screened' if record['screened'] else 'every program alone'}; the rest shrinking, "
+        "attributing and checking members)",
         "",
     ]
     for backend in record["backends"]:
@@ -135,9 +142,11 @@ def corpus_report(record: dict) -> str:
     for family in record["families"]:
         lines += [
             "",
-            f"### {family['backend']}: {family['family']}",
+            f"### {family['family']}",
             f"{family['programs']} programs ({', '.join(map(str, family['members']))}); "
+            f"representative {family['representative']}, shrunk to `{family['skeleton']}`; "
             f"catalogue: {family['catalogue']}",
+            f"which pass: {words.attribution_text(family['attribution'])}",
             "",
             "```python",
             family["repro"].rstrip(),

@@ -246,3 +246,17 @@ def _notes(rows: list[dict]) -> list[str]:
         elif not _number(row.get("instructions")) and row.get("instructions_note"):
             notes[f"- instructions n/a: {row['instructions_note']}"] = None
     return list(notes)
+
+
+def attribution_text(found: dict) -> str:
+    """An attribution (`benchmarks/attribution.py`'s result) in words: the pass and how it
+    was found, where else it points, or why nothing was attributed; and the seconds it took."""
+    where = f"{found.get('subsystem') or found.get('backend') or '-'}"
+    where += f", #{found['bisect_number']}" if found.get("bisect_number") else ""
+    seconds = f", {found['seconds']} s" if found.get("seconds") is not None else ""
+    if passes := pass_names(found):
+        return f"`{passes}` ({found['method']}, {where}){seconds}"
+    if found.get("method"):
+        return f"{found['method']}: {where} ({found.get('note')}){seconds}"
+    note = str(found.get("note"))
+    return (note if note.startswith("not attributed") else f"not attributed: {note}") + seconds

@@ -209,7 +209,7 @@ def _family_attribution(family: dict) -> list[str]:
     if not found:
         return []
     return [f"  which pass (attributed on the repro, of program {family['representative']}): "
-            f"{attribution_text(found)}"]  # fmt: skip
+            f"{words.attribution_text(found)}"]  # fmt: skip
 
 
 def attribution_lines(build: results.BuildResult) -> list[str]:
@@ -223,25 +223,11 @@ def attribution_lines(build: results.BuildResult) -> list[str]:
         how = (
             f"ATTRIBUTION FAILED: {row['attribution_error']}"
             if row.get("attribution_error")
-            else attribution_text(found)
+            else words.attribution_text(found)
         )
         at = backend if n is None else words.size_cell(n)  # a variant's row: its name
         lines.append(f"- {scenario}.{control} ({at}): {how}")
     return lines
-
-
-def attribution_text(found: dict) -> str:
-    """An attribution (`benchmarks/attribution.py`'s result) in words: the pass and how it
-    was found, where else it points, or why nothing was attributed; and the seconds it took."""
-    where = f"{found.get('subsystem') or found.get('backend') or '-'}"
-    where += f", #{found['bisect_number']}" if found.get("bisect_number") else ""
-    seconds = f", {found['seconds']} s" if found.get("seconds") is not None else ""
-    if passes := words.pass_names(found):
-        return f"`{passes}` ({found['method']}, {where}){seconds}"
-    if found.get("method"):
-        return f"{found['method']}: {where} ({found.get('note')}){seconds}"
-    note = str(found.get("note"))
-    return (note if note.startswith("not attributed") else f"not attributed: {note}") + seconds
 
 
 def _identity_line(build: results.BuildResult) -> str:

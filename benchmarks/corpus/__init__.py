@@ -1,10 +1,13 @@
 """The generated aliasing corpus: programs from a seeded grammar, judged exactly, shrunk and
-sorted into families. Four pieces with one job each, on a program as data (`program.py`):
+sorted into families by fault. Pieces with one job each, on a program as data (`program.py`):
 
     generate.py   program `i` of a corpus: a pure function of (seed, i)
     oracle.py     a program compiled for a backend against the plain eager call, exactly
+    screen.py     many programs in one compile, every suspect judged again alone
     shrink.py     a wrong program -> the smallest still wrong
-    families.py   shrunk programs -> families by normalized statement shape
+    families.py   what a fault is: where it first goes wrong, its pass, coordinates, op
+    repro.py      the paste-ready script that prints WRONG where the program is wrong
+    catalogue.py  which catalogue controls have a family's fault
     run.py        a named corpus on the installed torch: rows, families and their attributions
 
 The asv class below tracks, per backend and named corpus, how many programs are wrong, in how
@@ -41,8 +44,9 @@ class Correctness:
     # seconds for setup_cache: judging the default corpus took 31-33 s a build, seed0-200
     # 1,136-1,390 s; each wrong Inductor family adds one attribution
     timeout = 3600
-    # writeback-2: the oracle checks the returns' aliasing of each other (`alias_returns`)
-    version = "writeback-2"
+    # writeback-3: families by fault (first wrong backend, pass, coordinate kinds, op), not by
+    # op sequence; rows carry program_hash and their repro
+    version = "writeback-3"
 
     def setup_cache(self):
         set_single_thread()

@@ -1,27 +1,137 @@
-"""The grouping: shrunk programs into families by their normalized statement shape.
+"""Families by fault: what is wrong, where it first goes wrong, and through which pass.
 
-A shape is the op sequence with names canonicalised (inputs `i0, i1, ...` and other tensors
-`t0, t1, ...`, in order of first use) and literals dropped: `t0=clone(i0); t1=clone(i1);
-_foreach_copy_(i1,i0,t0,t1)`. `group` takes the key function as a parameter: grouping by the
-pass an attribution blames (issue 12) is another key function.
+A wrong program's fault is described by four things (`Fault`):
 
-`CATALOGUE_SHAPES` writes the entries of `aliasing.py` and the swap controls that the grammar
-can express as corpus programs, so a family can say which reported pattern it is. Literals do
-not count, so `shift_clone`'s shape is `shift_clone_back`'s too; `scatter_copy_back_output`
-takes its one-row source as a slice (corpus inputs share one shape). Not expressible: dtype
-views (`dtype_view_then_mutate`, `dtype_view_custom_op_diagonal_scatter`), inputs that are
-views of each other (`aliased_input_view_return`), `resize_` (`noop_view_resize_across_break`),
-dropout, custom ops, `index_add`/`scatter_add`, vmap.
+- `first_wrong`: the backend where the call first goes wrong. An Inductor row whose program is
+  also wrong under `aot_eager` is already wrong in dynamo or AOTAutograd: no Inductor pass
+  can be behind it.
+- `passes`: the Inductor passes the family's attribution names (`run.py` attributes one
+  representative per candidate group and checks every other member against it: a member
+  that the representative's pass, switched off, makes exact has the same fault).
+- `kinds`: which kinds of coordinate are wrong (`KINDS`: the value of a return, an input
+  after the call, a view taken before it, an output's aliasing, the second call, an input's
+  storage).
+- `essential`: the op the wrong value comes from in the shrunk program (`essential_op`): the
+  op that produced a wrong return, or the write that left a wrong input (through a view: the
+  view op, e.g. `unfold`).
+
+Candidate groups (before any attribution) share backend, `first_wrong` and `kinds`; a family
+is a candidate group split by pass. `shape` (the op sequence with names canonicalised and
+literals dropped) is still computed for each repro: it is the family's skeleton, shown beside
+it, not its key.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
-from .program import Input, Program, Statement
+from .program import VIEWS, Program
+
+KINDS = (
+    ("second_", "second call"),
+    ("alias_returns", "returns' aliasing"),
+    ("alias_", "output alias"),
+    ("ret_", "return value"),
+    ("in_", "input after the call"),
+    ("view_", "pre-call view"),
+    ("moved_", "input storage"),
+)
+"""Coordinate prefixes (the oracle's names, first match wins) and the kind each is."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    backend: str
+    first_wrong: str
+    kinds: tuple[str, ...]
+    passes: tuple[str, ...] = ()
+    essential: str = ""
+
+    def describe(self) -> str:
+        where = (
+            f"already wrong with {self.first_wrong}"
+            if self.first_wrong != self.backend
+            else f"wrong in {self.backend}"
+        )
+        through = f", through {' + '.join(self.passes)}" if self.passes else ""
+        op = f", from `{self.essential}`" if self.essential else ""
+        return f"{self.backend}: {', '.join(self.kinds)} {where}{through}{op}"
+
+
+def kind(coordinate: str) -> str:
+    for prefix, name in KINDS:
+        if coordinate.startswith(prefix):
+            return name
+    return coordinate
+
+
+def kinds(coordinates: Iterable[str]) -> tuple[str, ...]:
+    """The kinds of the wrong coordinates, in `KINDS` order."""
+    found = {kind(c) for c in coordinates}
+    return tuple(name for _, name in KINDS if name in found) + tuple(
+        sorted(found - {name for _, name in KINDS})
+    )
+
+
+def essential_op(program: Program, coordinates: Iterable[str]) -> str:
+    """The op the first wrong coordinate's value comes from (see the module), or "" when no
+    statement of the program produces or writes it."""
+    order = [prefix for prefix, _ in KINDS]
+    producers = {s.out: s for s in program.statements if s.out}
+    for coordinate in sorted(coordinates, key=lambda c: order.index(_prefix(c))):
+        name = _tensor(coordinate, program)
+        if name is None:
+            continue
+        if name in producers and not coordinate.startswith(("in_", "view_", "second_in_")):
+            return producers[name].op
+        if found := _last_write(program, name, producers):
+            return found
+    return ""
+
+
+def _prefix(coordinate: str) -> str:
+    return next((p for p, _ in KINDS if coordinate.startswith(p)), KINDS[-1][0])
+
+
+def _tensor(coordinate: str, program: Program) -> str | None:
+    """The program tensor a coordinate names (`ret_1_t3` -> `t3`, `in_a` -> `a`)."""
+    names = [spec.name for spec in program.inputs] + [s.out for s in program.statements if s.out]
+    for name in sorted(names, key=len, reverse=True):
+        if coordinate.endswith(f"_{name}"):
+            return name
+    return None
+
+
+def _last_write(program: Program, name: str, producers: dict) -> str:
+    """The op of the last statement writing `name`, or the view op it wrote through; where no
+    statement writes it in eager (the compiled call wrote it through a tensor that should not
+    have aliased it), the op that made the last written tensor derived from it (`clone`)."""
+    for through in (VIEWS, None):
+        found = ""
+        for statement in program.statements:
+            for written in statement.written():
+                if name in _chain(written, producers, through):
+                    found = statement.op if written == name else producers[written].op
+        if found:
+            return found
+    return ""
+
+
+def _chain(name: str, producers: dict, ops) -> list[str]:
+    """`name`, then the tensor it was made from (its first argument) by one of `ops` (None:
+    any op), and so on back to an input."""
+    chain = [name]
+    while chain[-1] in producers and (ops is None or producers[chain[-1]].op in ops):
+        if not producers[chain[-1]].args:
+            break
+        chain.append(producers[chain[-1]].args[0])
+    return chain
 
 
 def shape(program: Program) -> str:
+    """The op sequence with names canonicalised (inputs `i0, i1, ...`, other tensors `t0, ...`,
+    in order of first use) and literals dropped: `t0=clone(i0); _foreach_copy_(i1,i0,t0)`."""
     inputs = {spec.name for spec in program.inputs}
     names: dict[str, str] = {}
 
@@ -45,77 +155,3 @@ def group(items: Iterable, key: Callable) -> dict:
     for item in items:
         groups.setdefault(key(item), []).append(item)
     return groups
-
-
-def catalogue_match(family: str) -> str:
-    """The catalogue entries (or swap controls) with this shape, or `new`."""
-    matches = [name for name, program in CATALOGUE_SHAPES.items() if shape(program) == family]
-    return ", ".join(matches) or "new"
-
-
-def _program(inputs: str, statements: list[tuple], returns: str) -> Program:
-    specs = tuple(Input(name, (4, 4), "float32", 1 + 100 * k) for k, name in enumerate(inputs))
-    made = tuple(Statement(op, out or None, tuple(args.split()), params)
-                 for op, out, args, params in statements)  # fmt: skip
-    return Program(specs, made, tuple(returns.split()))
-
-
-CATALOGUE_SHAPES = {
-    "snapshot_swap.foreach_clones": _program("ab", [
-        ("clone", "t0", "b", ()), ("clone", "t1", "a", ()),
-        ("_foreach_copy_", "", "a b t0 t1", ()),
-    ], "a b"),
-    "snapshot_swap.explicit_copies": _program("ab", [
-        ("clone", "t0", "b", ()), ("clone", "t1", "a", ()),
-        ("copy_", "", "a t0", ()), ("copy_", "", "b t1", ()),
-    ], "a b"),
-    "aliasing.copy_of_mutated_input": _program("ab", [
-        ("slice", "t0", "b", (0, 0, 4)), ("slice", "t1", "a", (0, 0, 4)),
-        ("copy_", "", "t1 t0", ()), ("add_", "", "b", (1,)),
-    ], "b"),
-    "aliasing.copy_of_mutated_input_control": _program("ab", [
-        ("copy_", "", "a b", ()), ("add_", "", "b", (1,)),
-    ], "b"),
-    "aliasing.foreach_add_flip": _program("a", [
-        ("flip", "t0", "a", (0,)), ("_foreach_add_", "", "a t0", ()),
-    ], "a"),
-    "aliasing.foreach_add_flip_control": _program("a", [
-        ("flip", "t0", "a", (0,)), ("add_", "", "a t0", ()),
-    ], "a"),
-    "aliasing.shift_clone": _program("a", [
-        ("slice", "t0", "a", (0, 0, 3)), ("clone", "t1", "t0", ()),
-        ("slice", "t2", "a", (0, 1, 4)), ("copy_", "", "t2 t1", ()),
-    ], "a"),
-    "aliasing.slice_scatter_then_zero": _program("ab", [
-        ("slice", "t0", "b", (0, 1, 3)), ("slice_scatter", "t1", "a t0", (0, 1, 3)),
-        ("zero_", "", "a", ()),
-    ], "t1"),
-    "aliasing.diagonal_scatter_then_fill": _program("a", [
-        ("diagonal", "t0", "a", ()), ("diagonal_scatter", "t1", "a t0", ()),
-        ("fill_", "", "a", (2,)),
-    ], "t1"),
-    "aliasing.index_fill_clone_clamp": _program("a", [
-        ("index_fill_", "", "a", ((0, 2), -5)), ("clone", "t1", "a", ()),
-        ("clamp_", "", "a", (0, 10)),
-    ], "t1"),
-    "aliasing.index_put_then_add_flip": _program("a", [
-        ("mul", "t0", "a", (2,)), ("index_put_", "", "a t0", ((0, 1, 2, 3),)),
-        ("flip", "t2", "a", (0,)), ("add_", "", "a t2", ()),
-    ], "a"),
-    "aliasing.transpose_copy": _program("a", [
-        ("transpose", "t0", "a", ()), ("mul", "t1", "t0", (1,)), ("copy_", "", "a t1", ()),
-    ], "a"),
-    "aliasing.unfold_gap_add": _program("a", [
-        ("unfold", "t0", "a", (1, 1, 3)), ("add_", "", "t0 t0", ()),
-    ], "a"),
-    "aliasing.add_zero_output": _program("a", [("add", "t0", "a", (0,))], "t0"),
-    "aliasing.scatter_copy_back_output": _program("ab", [
-        ("slice", "t0", "b", (0, 0, 1)), ("slice_scatter", "t1", "a t0", (0, 0, 1)),
-        ("copy_", "", "a t1", ()),
-    ], "t1"),
-    "aliasing.dropout_identity_add_control": _program("a", [("add_", "", "a a", ())], "a"),
-    "aliasing.rotate3_foreach": _program("abc", [
-        ("clone", "t0", "c", ()), ("clone", "t1", "a", ()), ("clone", "t2", "b", ()),
-        ("_foreach_copy_", "", "a b c t0 t1 t2", ()),
-    ], "a b c"),
-}  # fmt: skip

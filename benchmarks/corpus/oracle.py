@@ -47,6 +47,17 @@ class Outcome:
 
 
 def judge(program: Program, backend: str) -> Outcome:
+    """The program's outcome on `backend`, `alias_returns` one number for all its returns."""
+    outcome = judge_coordinates(program, backend)
+    wrong = {k: v for k, v in outcome.wrong.items() if not k.startswith(RETURNS_ALIAS)}
+    if shared := sum(v for k, v in outcome.wrong.items() if k.startswith(RETURNS_ALIAS)):
+        wrong[RETURNS_ALIAS] = shared
+    return Outcome(wrong, outcome.error)
+
+
+def judge_coordinates(program: Program, backend: str) -> Outcome:
+    """`judge` with `alias_returns` per return (`alias_returns_<position>_<name>`): every
+    coordinate names the tensor it is about, which screening needs (`screen.py`)."""
     fn = program.function()
     with torch.no_grad():
         case = _case(program, fn)
@@ -55,7 +66,7 @@ def judge(program: Program, backend: str) -> Outcome:
         with torch.no_grad():
             verdict = check(compiled, case, reference=fn)
             second = _second_call_wrong(program, fn, compiled)
-            shared = {RETURNS_ALIAS: _returns_alias_wrong(program, fn, compiled)}
+            shared = _returns_alias_wrong(program, fn, compiled)
     except Exception as exc:  # noqa: BLE001  a compile or runtime failure is this result
         return Outcome({}, error=f"{exception_name(exc)}: {str(exc).strip()[:300]}")
     wrong = {**_verdict_wrong(verdict), **second, **shared}
@@ -99,16 +110,16 @@ def _second_call_wrong(program: Program, fn, compiled) -> dict[str, int]:
     return wrong
 
 
-def _returns_alias_wrong(program: Program, fn, compiled) -> int:
-    """Elements of the returns that a write through one return changes on one side only (the
-    compiled call's or eager's), over writes through each return in turn, on fresh inputs."""
+def _returns_alias_wrong(program: Program, fn, compiled) -> dict[str, int]:
+    """Per return, elements of the returns that a write through it changes on one side only
+    (the compiled call's or eager's), on fresh inputs."""
     got = _as_tuple(compiled(*program.make_inputs()))
     expected = _as_tuple(fn(*program.make_inputs()))
     keys = [_return_key(position, name) for position, name in enumerate(program.returns)]
-    if len(got) != len(expected):
-        return sum(t.numel() for t in expected)  # nothing to pair: every element unmatched
+    if len(got) != len(expected):  # nothing to pair: every element unmatched
+        return {f"{RETURNS_ALIAS}_{key}": t.numel() for key, t in zip(keys, expected)}
     wrong = alias_wrong(keys, got, dict(zip(keys, got)), expected, dict(zip(keys, expected)))
-    return sum(wrong.values())
+    return {f"{RETURNS_ALIAS}_{key}": wrong[f"alias_{key}"] for key in keys}
 
 
 def _verdict_wrong(verdict: Verdict) -> dict[str, int]:

@@ -1,18 +1,23 @@
 """A named corpus on the installed torch: one row per (program, backend), and its families.
 
-Every program goes through the oracle per backend; a wrong one is shrunk (on the same
-backend) and filed under the family of its shrunk shape. Verdicts are memoized by program
-text and backend, so shrinking never compiles the same candidate twice in one run.
+Every program goes through the oracle per backend, screened (`screen.py`: groups of programs
+share a compile, every suspect is judged again alone, so a wrong verdict is always one
+program's). The wrong rows are sorted into families by fault (`found_families`): one
+representative per candidate group is shrunk and, for an Inductor fault, attributed
+(`benchmarks/attribution.py`, with the whole oracle as the check: every coordinate of every
+call); the other members are checked against its pass. Each family then names the catalogue
+controls with the same fault (`catalogue.py`). Verdicts are memoized by program text and
+backend, so shrinking never compiles the same candidate twice in one worker.
 
-Each Inductor family is attributed once (`benchmarks/attribution.py`, with the whole oracle as
-the check: every coordinate of every call), on its representative: the member whose shrunk
-program is the family's repro. The family keeps the attribution; each member's row names the
-representative. An `aot_eager` family runs no Inductor pass: its attribution says so without
-compiling. `$WRITEBACK_ATTRIBUTION=0` turns attribution off, as for the scenarios.
+Every wrong row carries a repro of its own program; a representative's row and its family
+carry the shrunk one. A fault already there under `aot_eager` runs no Inductor pass: its
+attribution says so without compiling. `$WRITEBACK_ATTRIBUTION=0` turns attribution off, as
+for the scenarios; `$WRITEBACK_CORPUS_SCREEN=0` judges every program alone.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import time
@@ -21,10 +26,13 @@ import torch
 
 from .. import attribution, pool
 from ..probes.probe import ready_to_compile
-from .families import catalogue_match, group, shape
+from . import catalogue, screen
+from .families import Fault, essential_op, group, kinds, shape
 from .generate import generate
 from .oracle import Outcome, judge
 from .program import Program
+from .repro import repro
+from .screen import GROUP
 from .shrink import shrink
 
 BACKENDS = ("inductor", "aot_eager")
@@ -76,153 +84,249 @@ class Judge:
         return self.memo[key]
 
 
-CHUNK = 5
-"""Programs a worker judges per task: small enough to share the load, large enough that a
-worker's memo still spares most repeated shrink candidates."""
-
-
 def run(
     name: str, backends=BACKENDS, corpus: list[Program] | None = None, workers: int = 1
 ) -> dict:
-    """The record: rows (program, backend, wrong_elements, coordinates, family, shrunk, error,
-    representative) and, per backend, the families with their count, shrunk repro, catalogue
-    match, representative and attribution. `workers` processes judge chunks of programs side
-    by side (`benchmarks/pool.py`), each keeping its memo for this run only, then attribute
-    the families side by side."""
+    """The record: one row per (program, backend) and the families of the wrong ones.
+
+    Programs are judged in chunks of `screen.GROUP`, screened (`screen.py`), `workers`
+    processes side by side (`benchmarks/pool.py`), each keeping its memo for this run only;
+    then the wrong rows are sorted into families (`found_families`)."""
     corpus = programs(name) if corpus is None else corpus
     run_id = f"{name}-{os.getpid()}-{time.monotonic_ns()}"
     threads = torch.get_num_threads()
     tasks = [
-        (run_id, list(enumerate(corpus))[start : start + CHUNK], tuple(backends), threads)
-        for start in range(0, len(corpus), CHUNK)
+        (run_id, list(enumerate(corpus))[start : start + GROUP], tuple(backends), threads)
+        for start in range(0, len(corpus), GROUP)
     ]
     started = time.perf_counter()
     judged, wrong = 0, 0
 
     def progress(_, chunk):
         nonlocal judged, wrong
-        before = judged
         judged += len(chunk) // max(1, len(backends))
-        wrong += sum(1 for row, _ in chunk if row["wrong_elements"])
-        if judged // 25 > before // 25 or judged == len(corpus):
-            _progress(name, judged, len(corpus), wrong, time.perf_counter() - started)
+        wrong += sum(1 for row in chunk if row["wrong_elements"])
+        _progress(name, f"{judged}/{len(corpus)} programs judged, {wrong} wrong rows", started)
 
-    chunks = pool.run(_judge_chunk, tasks, workers, on_result=progress)
-    rows = [row for chunk in chunks for row, _ in chunk]
-    shrunk = {(row["program"], row["backend"]): small for chunk in chunks for row, small in chunk}
-    found = families(rows)
-    attribute_families(found, shrunk, workers)
+    rows = [row for chunk in pool.run(_judge_chunk, tasks, workers, on_result=progress)
+            for row in chunk]  # fmt: skip
+    judging = round(time.perf_counter() - started, 1)
+    found = found_families(
+        rows, corpus, run_id, workers, lambda text: _progress(name, text, started)
+    )
+    if found:
+        _progress(name, "matching the families with the catalogue's controls", started)
+        catalogue.match(found, tuple(backends))
     return {
         "corpus": name,
         "backends": list(backends),
         "programs": len(corpus),
+        "screened": screen.screening(),
         "rows": rows,
         "families": found,
         "seconds": round(time.perf_counter() - started, 1),
+        "judging_seconds": judging,
     }
 
 
-def _progress(name: str, done: int, total: int, wrong: int, seconds: float) -> None:
-    print(
-        f"[writeback corpus {name}] {done}/{total} programs, {wrong} wrong rows, {seconds:.0f} s",
-        file=sys.stderr,
-        flush=True,
-    )
+def _progress(name: str, text: str, started: float) -> None:
+    print(f"[writeback corpus {name}] {text}, {time.perf_counter() - started:.0f} s",
+          file=sys.stderr, flush=True)  # fmt: skip
 
 
 _MEMO: dict[str, Judge] = {}
 """This process's oracle for the run it is judging (a worker judges chunks of one run)."""
 
 
-def _judge_chunk(
-    run_id: str, chunk: list[tuple[int, Program]], backends: tuple, threads: int
-) -> list[tuple[dict, Program | None]]:
-    """The rows of a chunk of programs (a pool task), judged with this run's memo, each with
-    its shrunk program (None unless wrong)."""
+def _oracle(run_id: str, threads: int) -> Judge:
+    """This process's memoized oracle for run `run_id` (a pool task's first step)."""
     ready_to_compile(threads)
     if run_id not in _MEMO:
         _MEMO.clear()
         _MEMO[run_id] = Judge()
-    oracle = _MEMO[run_id]
-    return [
-        _row(index, program, backend, oracle) for index, program in chunk for backend in backends
-    ]
+    return _MEMO[run_id]
 
 
-def _row(index: int, program: Program, backend: str, oracle: Judge) -> tuple[dict, Program | None]:
-    outcome = oracle(program, backend)
-    row = {
+def _judge_chunk(
+    run_id: str, chunk: list[tuple[int, Program]], backends: tuple, threads: int
+) -> list[dict]:
+    """The rows of a chunk of programs (a pool task), screened per backend."""
+    oracle = _oracle(run_id, threads)
+    programs_ = [program for _, program in chunk]
+    rows = []
+    for backend in backends:
+        for (index, program), (outcome, how) in zip(
+            chunk, screen.judge_all(programs_, backend, oracle)
+        ):
+            rows.append(_row(index, program, backend, outcome, how))
+    return sorted(rows, key=lambda row: (row["program"], backends.index(row["backend"])))
+
+
+def _row(index: int, program: Program, backend: str, outcome: Outcome, how: str) -> dict:
+    return {
         "program": index,
+        "program_hash": program_hash(program),
         "backend": backend,
+        "judged": how,
         "wrong_elements": outcome.total,
         "coordinates": outcome.wrong,
         "error": outcome.error,
         "family": None,
         "shrunk": None,
-        "shrunk_repro": None,
+        "repro": repro(program, backend, outcome.wrong) if outcome.is_wrong else None,
         "representative": None,
+        "attribution": None,
     }
-    if not outcome.is_wrong:
-        return row, None
-    small = shrink(program, lambda p: oracle(p, backend).is_wrong)
-    row.update(family=shape(small), shrunk=small.source(), shrunk_repro=small.repro(backend))
-    return row, small
 
 
-def families(rows: list[dict]) -> list[dict]:
-    """One entry per (backend, family): count, the smallest shrunk repro and its program (the
-    representative, which each member's row names), catalogue match; not yet attributed."""
-    wrong = [r for r in rows if r["family"] is not None]
-    found = []
-    for (backend, family), members in group(wrong, lambda r: (r["backend"], r["family"])).items():
-        smallest = min(members, key=lambda r: len(r["shrunk_repro"]))
-        for member in members:
-            member["representative"] = smallest["program"]
-        found.append({
-            "backend": backend,
-            "family": family,
-            "programs": len(members),
-            "members": [r["program"] for r in members],
-            "repro": smallest["shrunk_repro"],
-            "catalogue": catalogue_match(family),
-            "representative": smallest["program"],
-            "attribution": None,
-        })  # fmt: skip
-    return sorted(found, key=lambda f: (f["backend"], -f["programs"], f["family"]))
+def program_hash(program: Program) -> str:
+    """The program's identity across builds: sha256 of its source and inputs (16 hex digits)."""
+    text = program.source() + repr(program.inputs)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def attribute_families(
-    found: list[dict], shrunk: dict[tuple[int, str], Program], workers: int = 1
-) -> None:
-    """Fill each family's `attribution`: its representative's shrunk program attributed
-    (Inductor families, one pool task each), or why not."""
-    for family in found:
-        if not attribution.enabled():
-            family["attribution"] = attribution.empty_result(f"not run: {attribution.KNOB}=0")
-        elif family["backend"] in attribution.BEFORE_INDUCTOR:
-            backend = family["backend"]
-            family["attribution"] = attribution.empty_result(
-                f"not attributed: {backend} runs {attribution.BEFORE_INDUCTOR[backend]}, "
-                "no Inductor pass"
-            )
-    todo = [f for f in found if f["attribution"] is None]
-    tasks = [(shrunk[(f["representative"], f["backend"])], f["backend"], torch.get_num_threads())
-             for f in todo]  # fmt: skip
-    for family, found_pass in zip(todo, pool.run(_attribute_program, tasks, workers)):
-        family["attribution"] = found_pass
+def first_wrong(row: dict, rows: list[dict]) -> str:
+    """Where the row's call first goes wrong: `aot_eager` when the same program is wrong
+    there too (dynamo and AOTAutograd, before any Inductor pass), else its own backend."""
+    if row["backend"] == "aot_eager":
+        return "aot_eager"
+    before = [r for r in rows if r["program"] == row["program"] and r["backend"] == "aot_eager"]
+    return "aot_eager" if before and before[0]["wrong_elements"] else row["backend"]
 
 
-def _attribute_program(program: Program, backend: str, threads: int) -> dict:
-    """Which Inductor pass makes `program` wrong on `backend` (a pool task)."""
-    ready_to_compile(threads)
+def found_families(rows: list[dict], corpus: list[Program], run_id: str, workers: int,
+                   progress=lambda text: None) -> list[dict]:  # fmt: skip
+    """The wrong rows sorted into families by fault (`families.py`), each row naming its
+    family and representative.
 
+    Candidate groups share backend and where the call first goes wrong; a group already wrong
+    before Inductor is split by the op its first wrong coordinate comes from (`essential_op`
+    of the unshrunk program: no pass can tell such rows apart). In rounds, each open group's
+    smallest pending member becomes a representative: shrunk, attributed (Inductor faults),
+    its fault read off the shrunk program; then each pending member of its group is checked
+    against it: with the representative's passes switched off, exact means the same fault and
+    the member joins its family; otherwise it waits for the next round. A representative
+    naming no pass takes its whole group. Families whose faults come out the same are one."""
+    threads = torch.get_num_threads()
+    wrong = [r for r in rows if r["wrong_elements"]]
+    pending = group(wrong, lambda r: _candidate_key(r, rows, corpus))
+    for members in pending.values():
+        members.sort(key=lambda r: (len(corpus[r["program"]].statements), r["program"]))
+    found: dict[str, dict] = {}
+    while any(pending.values()):
+        heads = [(key, members.pop(0)) for key, members in pending.items() if members]
+        progress(f"{len(heads)} representative(s) to shrink and attribute")
+        made = pool.run(_represent, [
+            (run_id, corpus[row["program"]], key[0], key[1], threads) for key, row in heads
+        ], workers)  # fmt: skip
+        checks = [(family, key, row, member) for (key, row), family in zip(heads, made)
+                  for member in pending[key]]  # fmt: skip
+        if checks:
+            progress(f"{len(checks)} member(s) to check against their representative's pass")
+        same = pool.run(_same_fault, [
+            (run_id, corpus[member["program"]], key[0], family["attribution"], threads)
+            for family, key, _, member in checks
+        ], workers) if checks else []  # fmt: skip
+        joined = {id(row): [row] for _, row in heads}
+        for (_, key, row, member), verdict in zip(checks, same):
+            if verdict is not False:  # True, or None: no pass to tell them apart
+                joined[id(row)].append(member)
+                pending[key].remove(member)
+        for (_, row), family in zip(heads, made):
+            _file(found, family, row, joined[id(row)])
+    return sorted(found.values(), key=lambda f: (f["backend"], -f["programs"], f["family"]))
+
+
+def _candidate_key(row: dict, rows: list[dict], corpus: list[Program]) -> tuple:
+    first = first_wrong(row, rows)
+    if first == "inductor":
+        return (row["backend"], first)
+    return (row["backend"], first, essential_op(corpus[row["program"]], row["coordinates"]))
+
+
+def _file(found: dict[str, dict], made: dict, representative: dict, members: list[dict]) -> None:
+    """File `members` under the family `made` describes (a new one, or the one of that fault
+    already found, which keeps its representative); their rows name it."""
+    representative.update(shrunk=made["shrunk"], repro=made["repro"],
+                          attribution=made["attribution"])  # fmt: skip
+    family = found.setdefault(made["family"], {**made, "members": [], "member_hashes": [],
+                                               "representative": representative["program"],
+                                               "catalogue": "new"})  # fmt: skip
+    for member in members:
+        member.update(family=made["family"], representative=family["representative"])
+        family["members"].append(member["program"])
+        family["member_hashes"].append(member["program_hash"])
+    pairs = sorted(zip(family["members"], family["member_hashes"]))
+    family["members"], family["member_hashes"] = [m for m, _ in pairs], [h for _, h in pairs]
+    family["programs"] = len(pairs)
+
+
+def _represent(run_id: str, program: Program, backend: str, first: str, threads: int) -> dict:
+    """A representative's family (a pool task): its shrunk program, repro, fault and
+    attribution. An Inductor row already wrong under `aot_eager` is shrunk there (no C++
+    compile) and kept when the shrunk program is still wrong under Inductor."""
+    oracle = _oracle(run_id, threads)
+    small = None
+    if first != backend:
+        small = shrink(program, lambda p: oracle(p, first).is_wrong)
+        if not oracle(small, backend).is_wrong:
+            small = None
+    if small is None:
+        small = shrink(program, lambda p: oracle(p, backend).is_wrong)
+    outcome = oracle(small, backend)
+    found = _attribution(small, backend, first)
+    fault = Fault(
+        backend,
+        first,
+        kinds(outcome.wrong),
+        tuple(p["pass"] for p in found.get("passes") or [] if p.get("pass")),
+        essential_op(small, outcome.wrong),
+    )
+    return {
+        "backend": backend,
+        "family": fault.describe(),
+        "first_wrong": first,
+        "passes": list(fault.passes),
+        "kinds": list(fault.kinds),
+        "essential": fault.essential,
+        "skeleton": shape(small),
+        "shrunk": small.source(),
+        "coordinates": outcome.wrong,
+        "repro": repro(small, backend, outcome.wrong),
+        "attribution": found,
+    }
+
+
+def _attribution(program: Program, backend: str, first: str) -> dict:
+    """Which Inductor pass makes `program` wrong on `backend`, or why none is named."""
+    if not attribution.enabled():
+        return attribution.empty_result(f"not run: {attribution.KNOB}=0")
+    if first in attribution.BEFORE_INDUCTOR:
+        return attribution.empty_result(
+            f"not attributed: already wrong with {first}, which runs "
+            f"{attribution.BEFORE_INDUCTOR[first]}, no Inductor pass"
+        )
+    return attribution.attribute_check(_exact_check(program, backend))
+
+
+def _exact_check(program: Program, backend: str):
     def exact() -> bool:
         outcome = judge(program, backend)
         if outcome.error:
             raise RuntimeError(f"the corpus program failed: {outcome.error}")
         return not outcome.is_wrong
 
-    return attribution.attribute_check(exact)
+    return exact
+
+
+def _same_fault(run_id: str, program: Program, backend: str, found: dict, threads: int):
+    """Whether the representative's passes, switched off, make `program` exact (a pool task):
+    True, False, or None when the representative names no pass."""
+    ready_to_compile(threads)
+    try:
+        return attribution.exact_without(found, _exact_check(program, backend))
+    except RuntimeError:  # the member fails to compile without them: not the same fault
+        return False
 
 
 def count_wrong_programs(record: dict, backend: str) -> int:

@@ -1,8 +1,8 @@
 """The shrinker: the smallest program, step by greedy step, that is still wrong.
 
 Candidates, smallest first: drop a statement, drop one (destination, source) pair of a
-foreach op, replace a view by its base (every later use
-reads the base instead), drop a return, drop an unused input. A candidate is kept when it is
+foreach op, replace a view by its base or a clone by its source (every later use reads the
+base or the source instead), drop a return, drop an unused input. A candidate is kept when it is
 still well-defined in eager (`program.problem`: shrinking never produces an undefined program)
 and `still_wrong` holds for it. Each pass goes on from the candidate it kept (a restart after
 every step would compile every earlier candidate again); passes repeat until one keeps none.
@@ -41,7 +41,7 @@ def candidates(program: Program) -> Iterator[Program]:
             yield replace(program, statements=(*statements[:index], shorter,
                                                *statements[index + 1 :]))  # fmt: skip
     for index, statement in enumerate(statements):
-        if statement.op in VIEWS:
+        if statement.op in VIEWS or statement.op == "clone":
             base, view = statement.args[0], statement.out
             later = tuple(_renamed(s, view, base) for s in statements[index + 1 :])
             returns = tuple(dict.fromkeys(base if r == view else r for r in program.returns))

@@ -1,0 +1,132 @@
+"""Screening, families by fault and repros, on backends with planted faults
+(`tests/planted_backends.py`: no Inductor, so each test takes seconds).
+
+Screening must never hide a fault: the same corpus judged screened and every program alone
+(`$WRITEBACK_CORPUS_SCREEN=0`) must give the same rows; and every printed repro, pasted into a
+fresh interpreter, must print WRONG where the oracle found the program wrong."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.corpus import catalogue, generate, oracle, run, screen
+from tests import planted_backends as planted
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = [generate.generate(0, index) for index in range(60)]
+
+
+@pytest.fixture(autouse=True)
+def _no_catalogue(monkeypatch):
+    """The catalogue's controls compiled for a planted backend match nothing worth the minutes
+    (tests/test_corpus.py matches a real family with its entry)."""
+    monkeypatch.setattr(catalogue, "match", lambda found, backends: None)
+
+
+def _judged(monkeypatch, mode: str, backend: str, corpus=CORPUS) -> dict:
+    monkeypatch.setenv(screen.KNOB, mode)
+    record = run.run("planted", backends=(backend,), corpus=corpus)
+    return record, None
+
+
+def _verdicts(record) -> list[tuple]:
+    return [(r["program"], r["wrong_elements"], r["coordinates"], r["error"])
+            for r in record["rows"]]  # fmt: skip
+
+
+@pytest.mark.parametrize("backend", [planted.DROP_CLONE, planted.NO_FLIP])
+def test_screening_finds_what_judging_each_program_alone_finds(monkeypatch, backend):
+    """Dropped clones make some programs wrong and `flip` fails others' compiles: screened or
+    alone, every row is the same (wrong counts per coordinate, errors), with far fewer
+    compiles screened."""
+    alone, _ = _judged(monkeypatch, "0", backend)
+    screened, _ = _judged(monkeypatch, "1", backend)
+    assert _verdicts(screened) == _verdicts(alone)
+    planted_fault = "error" if backend == planted.NO_FLIP else "wrong_elements"
+    assert any(r[planted_fault] for r in alone["rows"])
+    assert {r["judged"] for r in alone["rows"]} == {"alone"}
+    assert {r["judged"] for r in screened["rows"] if r["wrong_elements"] or r["error"]} == {"alone"}
+
+
+@pytest.mark.parametrize("backend", [planted.DROP_CLONE, planted.NO_FLIP])
+def test_screening_compiles_fewer_graphs_than_judging_alone(monkeypatch, backend):
+    """Judging alone compiles once a program; screening once a group of programs that share
+    no fault, then once a suspect and once a half of a group that failed (a corpus where the
+    planted fault is rare: three programs with the op it needs among 37 without)."""
+    op = "clone" if backend == planted.DROP_CLONE else "flip"
+    more = [generate.generate(0, index) for index in range(200)]
+    without = [p for p in more if all(s.op != op for s in p.statements)]
+    with_op = [p for p in more if any(s.op == op for s in p.statements)]
+    rare = without[:37] + with_op[:3]
+    counts = {}
+    for mode in ("0", "1"):
+        monkeypatch.setenv(screen.KNOB, mode)
+        planted.COMPILES.clear()
+        judged = screen.judge_all(rare, backend, oracle.judge)
+        counts[mode] = planted.COMPILES[backend]
+    alone = sum(1 for _, how in judged if how == "alone")
+    assert counts["0"] == len(rare) == 40
+    assert alone <= 3 and counts["1"] <= 1 + 3 + 2 * 6 * 3, (counts, alone)
+
+
+def test_a_failing_program_takes_down_only_its_own_row(monkeypatch):
+    record, _ = _judged(monkeypatch, "1", planted.NO_FLIP)
+    failed = {r["program"] for r in record["rows"] if r["error"]}
+    with_flip = {k for k, p in enumerate(CORPUS) if any(s.op == "flip" for s in p.statements)}
+    assert failed == with_flip and failed
+    assert all("planted: this backend cannot compile flip" in r["error"]
+               for r in record["rows"] if r["error"])  # fmt: skip
+    assert sum(r["judged"] == "screened" for r in record["rows"]) > len(CORPUS) // 2
+
+
+def test_one_fault_is_one_family_whatever_its_spelling(monkeypatch):
+    """Every program the dropped clone makes wrong has one fault: one family per kind of
+    wrong coordinate and op it comes from, not one per op sequence."""
+    record, _ = _judged(monkeypatch, "1", planted.DROP_CLONE)
+    wrong = [r for r in record["rows"] if r["wrong_elements"]]
+    skeletons = {f["skeleton"] for f in record["families"]}
+    assert len(wrong) >= 5
+    assert len(record["families"]) < len(wrong)
+    assert all(f["essential"] == "clone" for f in record["families"]), [
+        (f["family"], f["skeleton"]) for f in record["families"]
+    ]
+    assert sum(f["programs"] for f in record["families"]) == len(wrong)
+    assert all(r["family"] in {f["family"] for f in record["families"]} for r in wrong)
+    assert len(skeletons) <= len(record["families"])
+
+
+def _run_repro(script: str) -> str:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        [sys.executable, "-c", "import tests.planted_backends\n" + script],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout
+
+
+@pytest.mark.parametrize(
+    ("backend", "probe"),
+    [(planted.DROP_CLONE, "alias"), (planted.STALE, "second call")],
+)
+def test_every_repro_prints_wrong_in_a_fresh_interpreter(monkeypatch, backend, probe):
+    """Each wrong row's repro (its own program) and each family's (the shrunk one), run in a
+    fresh interpreter, print WRONG on a line of a probe that shows the planted fault: a
+    dropped clone shows in the first call or its alias probe; a stale second call never in the
+    first call, only in the probes that call again."""
+    record, _ = _judged(monkeypatch, "1", backend, corpus=CORPUS[:12])
+    scripts = [r["repro"] for r in record["rows"] if r["wrong_elements"]]
+    scripts += [f["repro"] for f in record["families"]]
+    assert scripts
+    for script in scripts:
+        printed = _run_repro(script)
+        wrong_lines = [line for line in printed.splitlines() if "WRONG" in line]
+        assert wrong_lines, printed
+        if probe == "second call":  # every first call is right: later calls show it
+            assert not any(line.startswith(("return ", "input ")) for line in wrong_lines), printed
+        else:
+            assert any(line.startswith(("alias", "returns alias", "return")) for line in
+                       wrong_lines), printed  # fmt: skip
