@@ -201,6 +201,40 @@ def test_a_wrong_row_is_attributed_under_its_configuration_at_its_first_wrong_in
     )
 
 
+def test_a_later_configuration_with_the_same_pass_is_checked_not_bisected_again(monkeypatch):
+    """A fault planted in one of Inductor's own post-grad passes (`reinplace_inplaceable_ops`
+    also swaps the first two copies' sources) makes two configurations wrong: the first is
+    attributed, the second only checked against it (exact with that pass switched off) and
+    takes its attribution, saying so."""
+    from torch._inductor.fx_passes import post_grad
+
+    monkeypatch.setenv("WRITEBACK_ATTRIBUTION", "1")
+    monkeypatch.setenv("WRITEBACK_WORKERS", "1")  # the planted pass lives in this process
+    monkeypatch.setattr(torch._inductor.config, "fx_graph_cache", False)  # no cached graph
+    original = post_grad.reinplace_inplaceable_ops
+
+    def reinplace_inplaceable_ops(*args):
+        original(*args)
+        swap_copy_sources(args[-1])
+
+    reinplace_inplaceable_ops.__module__ = original.__module__  # a pass of Inductor's own
+    monkeypatch.setattr(post_grad, "reinplace_inplaceable_ops", reinplace_inplaceable_ops)
+    again = Configuration("inductor_fallback_random", options={"fallback_random": True})
+    monkeypatch.setitem(CONFIGURATIONS, again.name, again)
+    attributed = []
+    check = attribution.attribute_check
+    monkeypatch.setattr(attribution, "attribute_check",
+                        lambda holds: attributed.append(1) or check(holds))  # fmt: skip
+    variants = tuple(Variant(name, "fp32", snapshot_swap_configs.INPUTS["fp32"])
+                     for name in ("inductor", again.name))  # fmt: skip
+    first, second = snapshot_swap_configs.probe(variants, (SELECT_SWAP,))["rows"]
+    assert first["attribution"], (first["wrong_elements"], first["error"], first["skipped"])
+    assert first["attribution"]["pass"] == "reinplace_inplaceable_ops", first
+    assert attributed == [1]
+    assert second["attribution"]["pass"] == "reinplace_inplaceable_ops"
+    assert "configuration inductor (checked, not bisected again)" in (second["attribution"]["note"])
+
+
 @pytest.mark.parametrize(
     ("raised", "note"),
     [

@@ -266,13 +266,14 @@ def _represent(run_id: str, program: Program, backend: str, first: str, threads:
     attribution. An Inductor row already wrong under `aot_eager` is shrunk there (no C++
     compile) and kept when the shrunk program is still wrong under Inductor."""
     oracle = _oracle(run_id, threads)
-    small = None
-    if first != backend:
-        small = shrink(program, lambda p: oracle(p, first).is_wrong)
-        if not oracle(small, backend).is_wrong:
-            small = None
-    if small is None:
-        small = shrink(program, lambda p: oracle(p, backend).is_wrong)
+
+    def shrunk(on: str) -> Program:
+        return shrink(program, lambda p: oracle(p, on).is_wrong,
+                      lambda ps: screen.suspects(ps, on))  # fmt: skip
+
+    small = shrunk(first) if first != backend else None
+    if small is None or not oracle(small, backend).is_wrong:
+        small = shrunk(backend)
     outcome = oracle(small, backend)
     found = _attribution(small, backend, first)
     fault = Fault(

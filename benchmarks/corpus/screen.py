@@ -95,3 +95,15 @@ def _screen(programs, indices, backend, alone, found) -> None:
             found[index] = (alone(programs[index], backend), "alone")
         else:
             found[index] = (Outcome({}), "screened")
+
+
+def suspects(programs: list[Program], backend: str) -> list[bool]:
+    """Which programs one screening compile of all of them finds wrong (no single-program
+    verdict: the shrinker's first sieve); every one when that compile fails."""
+    if len(programs) == 1 or not screening():
+        return [True] * len(programs)
+    outcome = judge_coordinates(combine(programs), backend)
+    owners = {owner(key) for key in outcome.wrong}
+    if outcome.error or None in owners:
+        return [True] * len(programs)
+    return [k in owners for k in range(len(programs))]

@@ -1,6 +1,6 @@
 """The shrinker: the smallest program, step by greedy step, that is still wrong.
 
-Candidates, smallest first: drop a statement, drop one (destination, source) pair of a
+Candidates, in order: drop a statement, drop one (destination, source) pair of a
 foreach op, replace a view by its base or a clone by its source (every later use reads the
 base or the source instead), drop a return, drop an unused input. A candidate is kept when it is
 still well-defined in eager (`program.problem`: shrinking never produces an undefined program)
@@ -16,12 +16,27 @@ from dataclasses import replace
 from .program import FOREACH, VIEWS, Program, Statement, problem
 
 
-def shrink(program: Program, still_wrong: Callable[[Program], bool]) -> Program:
+def shrink(
+    program: Program,
+    still_wrong: Callable[[Program], bool],
+    flagged: Callable[[list[Program]], list[bool]] | None = None,
+) -> Program:
+    """The smallest program still wrong, by `still_wrong` (a single-program verdict).
+
+    `flagged(candidates)`, when given, screens a pass's remaining candidates at once
+    (`screen.suspects`: one compile) and only the flagged ones are judged by `still_wrong`, in
+    order: a pass that keeps none (every shrink ends with one) costs one compile, not one a
+    candidate. A candidate the screen misses is only a step not taken."""
     current, position, kept_in_pass = program, 0, False
     while True:
-        options = list(candidates(current))[position:]
-        for offset, candidate in enumerate(options):
-            if problem(candidate) is None and still_wrong(candidate):
+        options = [
+            (offset, candidate)
+            for offset, candidate in enumerate(list(candidates(current))[position:])
+            if problem(candidate) is None
+        ]
+        marks = flagged([c for _, c in options]) if flagged and options else [True] * len(options)
+        for (offset, candidate), marked in zip(options, marks):
+            if marked and still_wrong(candidate):
                 current, position, kept_in_pass = candidate, position + offset, True
                 break
         else:

@@ -8,8 +8,11 @@ configuration or an API the control needs, or the error a compile crashed with.
 A wrong row carries `attribution` (`benchmarks/attribution.py`): the pass behind it, found by
 recompiling under the row's configuration once per (control, configuration), at its first
 wrong input kind; later wrong inputs point there, and a configuration attribution cannot
-recompile (`Configuration.attribution_problem`) says why. An attribution that crashes leaves
-the verdict as it is and names the crash in `attribution_error`.
+recompile (`Configuration.attribution_problem`) says why. A configuration whose wrong call
+turns exact with an earlier configuration's attributed passes switched off
+(`attribution.exact_without`) takes that attribution (its note says so) instead of bisecting
+again. An attribution that crashes leaves the verdict as it is and names the crash in
+`attribution_error`.
 
 Before anything is compiled, every control runs eagerly on every kind of input: an eager call
 that breaks the contract means the inputs or their expectations are wrong, and every row on
@@ -125,12 +128,13 @@ def _probe_control(control: Control, variants, folder, caches, threads: int) -> 
     }
     rows = []
     first_wrong: dict[str, str] = {}  # configuration -> its first wrong variant, attributed
+    named: list[tuple[str, dict]] = []  # (configuration, attribution) naming passes, in order
     for variant in variants:
         if caches is not None:
             artifacts.use_inductor_cache(caches[variant.config])
         row = _probe_one(control, variant, verdicts.get(variant.input), folder)
         if row["wrong_elements"] is not None and not row_verdict(row).ok:
-            _attribute(row, control, variant, first_wrong)
+            _attribute(row, control, variant, first_wrong, named)
         rows.append(row)
     return references, rows
 
@@ -194,14 +198,17 @@ def _measure(row: dict, control: Control, variant: Variant, folder) -> None:
     row["package"] = built.package
 
 
-def _attribute(row: dict, control: Control, variant: Variant, first_wrong: dict) -> None:
+def _attribute(
+    row: dict, control: Control, variant: Variant, first_wrong: dict, named: list
+) -> None:
     """The wrong row's `attribution` (see the module); `first_wrong` is the control's record of
-    which configurations were attributed, and where."""
+    which configurations were attributed, and where; `named`, the attributions so far that
+    named passes (a later configuration is checked against them first)."""
     config = CONFIGURATIONS[variant.config]
-    record_attribution(row, lambda: _attribution(control, variant, config, first_wrong))
+    record_attribution(row, lambda: _attribution(control, variant, config, first_wrong, named))
 
 
-def _attribution(control: Control, variant: Variant, config, first_wrong: dict) -> dict:
+def _attribution(control: Control, variant: Variant, config, first_wrong: dict, named) -> dict:
     if config.attribution_problem:
         return attribution.empty_result(f"not attributed: {config.attribution_problem}")
     if config.name in first_wrong:
@@ -211,10 +218,30 @@ def _attribution(control: Control, variant: Variant, config, first_wrong: dict) 
     first_wrong[config.name] = variant.name
     if not attribution.enabled():
         return attribution.empty_result(f"not run: {attribution.KNOB}=0")
+
+    def holds() -> bool:
+        return _compiled_verdict(control, variant, packages=None)[2].ok
+
     with config.options_patched():  # custom passes among them: the ablation's candidates
-        return attribution.attribute_check(
-            lambda: _compiled_verdict(control, variant, packages=None)[2].ok
-        )
+        if same := _same_as_before(holds, named):
+            return same
+        found = attribution.attribute_check(holds)
+    if found.get("passes"):
+        named.append((config.name, found))
+    return found
+
+
+def _same_as_before(holds, named: list[tuple[str, dict]]) -> dict | None:
+    """An earlier configuration's attribution when its passes, switched off, make this one
+    exact too (two compiles, where bisecting again takes tens), else None."""
+    for config_name, found in named:
+        started = time.perf_counter()
+        if attribution.exact_without(found, holds):
+            names = ", ".join(p["pass"] for p in found["passes"])
+            note = (f"exact with {names} switched off, the pass(es) attributed under "
+                    f"configuration {config_name} (checked, not bisected again)")  # fmt: skip
+            return {**found, "seconds": round(time.perf_counter() - started, 1), "note": note}
+    return None
 
 
 def _compiled_verdict(control: Control, variant: Variant, packages) -> tuple[Built, Case, Verdict]:
