@@ -12,7 +12,7 @@
 #          make asv ARGS="find ..."              (asv itself, with this project's machine;
 #                                                .venv/bin/asv is the same, for any argument)
 #          make expected                         (latest results against expected/<isa>.csv)
-#          make compare BASE=torch-2.14.1 HEAD=torch-2.15.0   (what flipped or moved)
+#          make compare BASE=torch-2.15.0 HEAD=my-patch   (what flipped or moved: tools/compare.py)
 #          PYTHON=python3.11                     (the Python that creates .venv/)
 # Every value reaches the commands as it is, never read by the shell: ONLY, FROM and ARGS are
 # split at spaces, each word one argument (quotes inside them are kept as characters); every
@@ -66,7 +66,7 @@ expected: $(VENV)/.installed-tools
 	$(call q,$(PY)) -m tools.expected check
 
 compare: $(VENV)/.installed-tools
-	$(call q,$(PY)) -m tools.expected compare $(call q,$(BASE)) $(call q,$(HEAD))
+	$(call q,$(PY)) -m tools.compare $(call q,$(BASE)) $(call q,$(HEAD))
 
 asv: $(VENV)/.installed-tools
 	$(call q,$(PY)) -m tools.asv_project $(call each_word,$(ARGS))

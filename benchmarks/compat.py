@@ -12,13 +12,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import importlib.metadata
+import json
 import platform
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from .machine import build_folder
+from .machine import PATCH_RECORD, build_folder
 
 
 class Unsupported(NotImplementedError):
@@ -26,11 +28,24 @@ class Unsupported(NotImplementedError):
 
 
 def torch_identity() -> dict[str, str]:
-    """The installed build: `torch.__version__` and the upstream commit it was built from.
+    """The installed build: `torch.__version__`, the upstream commit it was built from and,
+    for a release a patch build patched (tools/patch.py), `torch_patch`: the diff's sha256.
 
     Every release; one without `torch.version.git_version` says `unknown`."""
     git_version = getattr(getattr(torch, "version", None), "git_version", None) or "unknown"
-    return {"torch_version": str(torch.__version__), "torch_git_version": str(git_version)}
+    identity = {"torch_version": str(torch.__version__), "torch_git_version": str(git_version)}
+    if patch := applied_patch():
+        identity["torch_patch"] = patch
+    return identity
+
+
+def applied_patch() -> str | None:
+    """The sha256 of the diff tools/patch.py applied to the installed torch, or None."""
+    try:
+        recorded = importlib.metadata.distribution("torch").read_text(PATCH_RECORD)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return json.loads(recorded)["diff_sha256"] if recorded else None
 
 
 def build_key() -> str:

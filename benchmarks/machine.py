@@ -35,6 +35,9 @@ RESOLVED_ENV = "WRITEBACK_MACHINE_NAME"
 """The final name, exported by tools/asv_project.py to what asv runs (no suffix added again)."""
 NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
 """What a machine name may be: one folder's name."""
+PATCH_RECORD = "writeback_patch.json"
+"""The file tools/patch.py writes into the dist-info of a torch it patched: what it applied
+(`diff_sha256`, the patched files); the identity of a patched build names that diff."""
 
 
 class MachineNameError(ValueError):
@@ -155,6 +158,10 @@ def _ram_bytes() -> int:
 
 def build_folder(identity: dict) -> str:
     """A build's folder name under each machine, from its identity (`torch_version`,
-    `torch_git_version`): e.g. `torch-2.15.0+cpu-d0f2af8b`. Here (standard library only) so that
-    the tools reading the records `<machine>/<build>/<isa>/` name builds as the probes did."""
-    return f"torch-{identity['torch_version']}-{identity['torch_git_version'][:8]}"
+    `torch_git_version`, and `torch_patch` for a patched release): e.g.
+    `torch-2.15.0+cpu-d0f2af8b`, `torch-2.15.0+cpu-d0f2af8b-patch-1a2b3c4d` (the diff's sha256),
+    so that a patch build never shares its base's records or caches. Here (standard library
+    only) so that the tools reading the records `<machine>/<build>/<isa>/` name builds as the
+    probes did."""
+    folder = f"torch-{identity['torch_version']}-{identity['torch_git_version'][:8]}"
+    return folder + (f"-patch-{identity['torch_patch'][:8]}" if identity.get("torch_patch") else "")

@@ -77,15 +77,6 @@ def test_a_row_that_moved_either_way_fails_naming_it(recorded, capsys, metric, c
     assert f"({direction})" in out and "replace" in out
 
 
-def test_compare_names_what_flipped_and_fails_on_a_new_fault(recorded, capsys):
-    _, args = recorded
-    assert expected.main(["compare", *args, "torch-2.14.1", "torch-2.15.0"]) == 0
-    out = capsys.readouterr().out
-    assert "fixed: snapshot_swap/explicit_copies/inductor/3" in out
-    assert expected.main(["compare", *args, "torch-2.15.0", "torch-2.14.1"]) == 1
-    assert "BROKEN: snapshot_swap/explicit_copies/inductor/3" in capsys.readouterr().out
-
-
 def test_the_least_margins_hold_for_rows_written_with_smaller_ones(recorded, capsys):
     """A file written before a least margin was raised gates with the raised one: a count
     within 3 x the noise between environments passes at margin 0; one beyond it fails."""

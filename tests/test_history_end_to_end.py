@@ -79,12 +79,20 @@ def history(tmp_path_factory):
         f'pip "torch==2.13.0 {two}" name=d date=2026-01-04\n'
         f'pip "wbprobe==99" name=broken date=2026-01-05\n'
     )
+    env, asv = toy_project(tmp, SUITE)
+    run = _run(asv + ["run", "ALL", "--machine", "t"], cwd=tmp, env=env, check=False)
+    return tmp, env, run
+
+
+def toy_project(tmp: Path, suite: str) -> tuple[dict, list[str]]:
+    """`tmp` as a project measuring the one-module `suite` over the ledger of its builds.txt
+    with the real install command: the ledger built, asv.conf.json written, asv's machine `t`
+    registered. Returns (the environment to run asv in, the asv command)."""
     (tmp / "bench").mkdir()
     (tmp / "bench" / "__init__.py").write_text("")
-    (tmp / "bench" / "probe.py").write_text(SUITE)
+    (tmp / "bench" / "probe.py").write_text(suite)
     _run([sys.executable, "-m", "tools.ledger", "--builds", "builds.txt",
           "--ledger", "ledger"], cwd=tmp, env=tools_env())  # fmt: skip
-
     conf = json.loads((ROOT / "asv.conf.json").read_text())
     conf["install_command"] = [
         c.replace("in-dir={conf_dir}", f"in-dir={ROOT}") for c in conf["install_command"]
@@ -95,8 +103,7 @@ def history(tmp_path_factory):
     env = {**os.environ, "HOME": str(tmp), "WRITEBACK_MACHINE": "t"}
     asv = [sys.executable, "-m", "asv"]
     _run(asv + ["machine", "--yes", "--machine", "t"], cwd=tmp, env=env)
-    run = _run(asv + ["run", "ALL", "--machine", "t"], cwd=tmp, env=env, check=False)
-    return tmp, env, run
+    return env, asv
 
 
 def _ledger(tmp):

@@ -60,7 +60,7 @@ def test_every_option_reaches_its_tool_as_given_and_runs_nothing(venv, tmp_path)
         "-m", "tools.merge", "--builds", "b.txt", "shards/a", "'x;touch", f"'{ran}'"
     ]  # fmt: skip
     compare = _called(venv, "compare", "BASE=torch 2.14", f"HEAD=;{touch}")
-    assert compare["argv"] == ["-m", "tools.expected", "compare", "torch 2.14", f";{touch}"]
+    assert compare["argv"] == ["-m", "tools.compare", "torch 2.14", f";{touch}"]
     asv = _called(venv, "asv", f"ARGS=run x..y;{touch}")
     assert asv["argv"] == ["-m", "tools.asv_project", "run", "x..y;touch", f"'{ran}'"]
     assert not ran.exists()

@@ -203,3 +203,45 @@ def test_a_result_of_an_older_benchmark_version_is_left_out_and_named(tmp_path):
     section = text.split("## torch-2.14.1", 1)[1].split("\n## ", 1)[0]
     assert "Not shown: 1 benchmark(s) measured on this build with an older version" in section
     assert "Not shown" not in text.split("## torch-2.15.0", 1)[1].split("\n## ", 1)[0]
+
+
+def test_a_patch_stands_beside_its_base_and_the_timeline_goes_on_without_it(tmp_path):
+    """A patch build of 2.14.1 measured as 2.15.0 was (tests/test_compare.py): its column
+    follows its base's and is marked against it, 2.15.0's is marked against 2.14.1's, and the
+    patch's section names its pull request, its flips both ways and the costs it moved."""
+    from tests.test_compare import PATCH, patched_history
+
+    loaded = results.load(*patched_history(tmp_path))
+    assert [b.tag for b in loaded] == ["torch-2.13.0", "torch-2.14.1", PATCH, "torch-2.15.0"]
+    assert [b and b.tag for b in results.compared_with(loaded)] == [
+        None, "torch-2.13.0", "torch-2.14.1", "torch-2.14.1"
+    ]  # fmt: skip
+    text = report.render(loaded)
+    matrix = _section(text, "## Correctness over all builds")
+    assert f"| torch-2.14.1 | {PATCH} (patch of torch-2.14.1) | torch-2.15.0 |" in matrix
+    start = "| snapshot_swap | explicit_copies | inductor | 3 |"
+    row = next(line for line in matrix.splitlines() if line.startswith(start))
+    assert [c.strip() for c in row.strip("|").split("|")][5:] == [
+        "wrong: 9 (ret_a 3, in_a 3, view_a 3)", "**exact** (changed)", "**exact** (changed)"
+    ]  # fmt: skip
+    patches = _section(text, "## Patches beside their base")
+    link = "[pull request #198132](https://github.com/pytorch/pytorch/pull/198132)"
+    assert patches.startswith(f"\n\n### {PATCH} on vm: torch-2.14.1 + fix.diff ({link})\n")
+    assert "- fixed: aliasing/copy_of_mutated_input/inductor/small: wrong: 32" in patches
+    assert "- BROKEN: corpus toy program 4 (inductor): exact -> wrong: 5" in patches
+    assert (
+        "- snapshot_swap/explicit_copies/1,048,576 runtime scratch: costed only in HEAD" in patches
+    )
+    assert "installed `torch==2.14.1`, then fix.diff applied -> torch 2.14.1+cu130" in text
+
+
+def test_the_summary_compares_a_patch_with_its_base_and_the_next_release_with_the_last(
+    tmp_path,
+):
+    from tests.test_compare import PATCH, patched_history
+    from tools import summary
+
+    text = summary.summary(results.load(*patched_history(tmp_path)), tmp_path / "r.md", None)
+    assert f"{PATCH} (torch 2.14.1+cu130), a patch of torch-2.14.1: 10 wrong verdicts" in text
+    after = text.split("torch-2.15.0 (torch 2.15.0+cu132)", 1)[1]
+    assert "fixed since torch-2.14.1: snapshot_swap.explicit_copies" in after

@@ -293,3 +293,43 @@ def test_charts_break_lines_where_a_control_was_not_measured():
     ]
     assert verdict_page.nice_ticks(0) == [0, 1]
     assert verdict_page.nice_ticks(26_700)[-1] >= 26_700
+
+
+def test_each_patch_stands_beside_its_base_with_its_flips_and_cost_deltas(browser, tmp_path):
+    """A patch build of 2.14.1 measured as 2.15.0 was (tests/test_compare.py): its column
+    follows its base's and is marked against it, its section names its pull request, every
+    flip both ways and the costs it moved; the cost charts follow the timeline without it."""
+    from tests.test_compare import PATCH, patched_history
+
+    path = _write(tmp_path, *patched_history(tmp_path))
+    with opened(browser, path.as_uri(), "patches") as offline:
+        page = offline.page
+        heads = page.locator("#matrix-snapshot_swap thead th.build")
+        assert heads.nth(2).inner_text().splitlines() == [
+            PATCH, "torch 2.14.1+cu130", "patch of torch-2.14.1"
+        ]  # fmt: skip
+        assert "patch" in heads.nth(2).get_attribute("class")
+        for column in (2, 3):  # the patch against its base, 2.15.0 against 2.14.1
+            cell = _cell(page, "snapshot_swap", "explicit_copies", "inductor", "3", column)
+            assert cell.locator(".flip-mark").inner_text() == "\u25b2 fixed"
+        page.click('nav a[href="#patches"]')
+        article = page.locator(f'#patches article[data-patch="{PATCH}"]')
+        assert article.is_visible()
+        link = article.locator("a.pr")
+        assert link.inner_text() == "pull request #198132"
+        assert link.get_attribute("href") == "https://github.com/pytorch/pytorch/pull/198132"
+        fixed = article.locator("ul.verdicts li.fixed")
+        assert fixed.count() == 13 and fixed.first.is_visible()
+        assert fixed.first.inner_text().startswith(
+            "fixed: snapshot_swap/explicit_copies/inductor/3"
+        )
+        assert article.locator("ul.corpus li.broken").all_inner_texts() == [
+            "BROKEN: corpus toy program 4 (inductor): exact -> wrong: 5"
+        ]  # fmt: skip
+        costs = article.locator("ul.costs li").all_inner_texts()
+        scratch = "explicit_copies/1,048,576 runtime scratch: costed only in HEAD: 4,194,304 B"
+        assert f"snapshot_swap/{scratch} (4 MiB)" in costs
+        assert any(" -> " in line and "(x0." in line for line in costs), costs
+        ticks = page.locator("#cost svg text.tick").all_text_contents()
+        assert "torch-2.14.1" in ticks and PATCH not in ticks
+        assert offline.blocked == [] and offline.errors == []

@@ -191,13 +191,13 @@ def test_a_wheel_that_pip_does_not_put_in_place_fails_naming_both(monkeypatch, t
     monkeypatch.setattr(install_build, "_pip_install_reported",
                         lambda args: (pip_runs.append(args), (None, {}))[1])  # fmt: skip
     monkeypatch.setattr(install_build, "_identity", lambda: found)
-    error, _, identity = install_build._install(_wheel_build(asked), tmp_path)
+    error, _, reported = install_build._install(_wheel_build(asked), tmp_path)
     assert pip_runs == [[str(asked)], [str(asked), "--force-reinstall", "--no-deps"]]
     assert error == (
         f"asked for the torch wheel {asked.name} (sha256 {_sha256(asked)}), but the torch "
         f"installed came from torch-other.whl (sha256 {'c' * 64})"
     )
-    assert identity["torch_git_version"] == "a" * 40
+    assert reported["identity"]["torch_git_version"] == "a" * 40
 
 
 @pytest.mark.parametrize("line", ["wheel", "release from an index, with sha256"])

@@ -14,6 +14,9 @@ What it adds to asv (everything else is asv's own command line):
   taken as this machine's);
 - the final name is exported to what asv runs (`WRITEBACK_MACHINE_NAME`), so the records kept
   beside asv's results are filed under the same machine as asv's own;
+- asv's `branches` are asv.conf.json's plus every patch build's ledger branch
+  (`patch/main/NAME`, tools/ledger.py), so asv graphs each patch as a branch that leaves the
+  timeline at its base (a tagged commit on no branch asv would draw on the timeline's graph);
 - `run --reuse-discovery` (what `make history` passes) takes the benchmark list from the
   results folder's `benchmarks.json` instead of discovering it again (a process importing torch
   and every benchmark module, seconds each run) when nothing discovery depends on changed
@@ -32,6 +35,7 @@ import sys
 from pathlib import Path
 
 from benchmarks import machine as host  # standard library only
+from tools import ledger as ledger_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -168,17 +172,41 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_asv(argv: list[str], root: Path = ROOT) -> int:
-    """asv's own main, with the machine file in the project."""
+    """asv's own main, with the machine file in the project and the patch branches."""
     from asv import main as asv_main
     from asv.machine import MachineCollection
 
     MachineCollection.get_machine_file_path = staticmethod(lambda: str(machine_file(root)))
+    _graph_patch_branches()
     sys.argv = ["asv", *argv]
     try:
         asv_main.main()
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return 0
+
+
+def with_patch_branches(conf):
+    """asv's configuration `conf` with every patch build's branch of its ledger (`conf.repo`,
+    relative to where asv runs, as asv reads it) added to its `branches`."""
+    found = ledger_repo.patch_branches(Path(conf.repo))
+    conf.branches = [*conf.branches, *(name for name in found if name not in conf.branches)]
+    return conf
+
+
+def _graph_patch_branches() -> None:
+    """Make every configuration asv loads `with_patch_branches` (once a process)."""
+    from asv.config import Config
+
+    if getattr(Config.from_json, "with_patch_branches", False):
+        return
+    from_json = Config.from_json.__func__
+
+    def extended(cls, d):
+        return with_patch_branches(from_json(cls, d))
+
+    extended.with_patch_branches = True
+    Config.from_json = classmethod(extended)
 
 
 def discovery_inputs(argv: list[str], machine: str) -> str | None:

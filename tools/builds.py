@@ -5,6 +5,8 @@
     nightly 2026-11-05                        [series=2.16] [index=URL] [name=..] [sha256=..]
     wheel   /path/or/https/url/torch-....whl  date=2026-11-20 name=pr-170001 [sha256=..]
     pip     "torch==2.15.0 numpy<2"           date=2026-11-21 name=my-build
+    patch   2.15.0                            diff=patches/NAME.diff name=NAME [pr=N]
+                                              [date=..] [sha256=..]
 
 Lines are split like a shell line (quote a value with spaces); `#` starts a comment.
 
@@ -17,23 +19,35 @@ Lines are split like a shell line (quote a value with spaces); `#` starts a comm
 - `wheel PATH-OR-URL` installs that wheel file (a build from a commit or a pull request).
 - `pip "ARGS"` passes ARGS (one quoted string: requirements, options) to `pip install`
   exactly as written.
+- `patch V diff=PATH` is the `release V` line above it (its base, required) with a unified
+  diff applied to the installed `torch/` package (tools/patch.py: files not in the wheel are
+  skipped, a diff that needs a source build is refused). PATH is relative to the builds
+  file's folder; the diff itself is committed on the ledger beside build.json, so its ledger
+  id changes whenever the diff does. `pr=N` names the upstream pull request it stands for
+  (the report links https://github.com/pytorch/pytorch/pull/N). `date` defaults to the
+  base's. A patch build is not on the timeline: its line may stand anywhere below its base,
+  its date is not checked against its neighbours', and the ledger puts it on a branch of its
+  own forked from its base's commit (tools/ledger.py).
 - `sha256=HEX` (release, nightly, wheel): the torch wheel must have this sha256.
   tools/install_build.py fetches the wheel alone (`pip download --no-deps`; a local wheel is
   hashed where it lies), checks it before installing anything, and installs that very file;
-  a mismatch is an install failure naming both hashes.
+  a mismatch is an install failure naming both hashes. On a `patch` line it is the diff's
+  sha256, checked when the file is read (the wheel is checked by its base's line).
 
 `python -m tools.builds --list-json builds.txt` prints the names of a file's builds as a JSON
 list (the CI matrix: one job per build, `make history ONLY=<name>`).
 
 Every build needs a date (the commit date on the ledger, so graphs are chronological; a
-nightly's is in its name) and gets a short name, which becomes a git tag on the ledger:
-`torch-2.15.0`, `nightly-2026-11-05`, or `name=` for wheels and pip requirements.
+nightly's is in its name, a patch's defaults to its base's) and gets a short name, which
+becomes a git tag on the ledger: `torch-2.15.0`, `nightly-2026-11-05`, or `name=` for wheels,
+pip requirements and patches.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import re
 import shlex
@@ -41,14 +55,18 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools import patch as diffs
+
 NIGHTLY_INDEX = "https://download.pytorch.org/whl/nightly/cpu"
-KINDS = ("release", "nightly", "wheel", "pip")
+KINDS = ("release", "nightly", "wheel", "pip", "patch")
 OPTIONS = {
     "release": {"date", "index", "name", "sha256"},
     "nightly": {"series", "index", "name", "sha256"},
     "wheel": {"date", "name", "sha256"},
     "pip": {"date", "name"},
+    "patch": {"diff", "name", "pr", "date", "sha256"},
 }
+PULL_REQUEST = "https://github.com/pytorch/pytorch/pull/{}"
 _SHARD = re.compile(r"^(\d+)/(\d+)$")
 _VERSION = re.compile(r"^\d+\.\d+(\.\d+)?([a-z]+\d+)?$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
@@ -60,8 +78,25 @@ class BuildsFileError(ValueError):
 
 
 @dataclass(frozen=True)
+class Patch:
+    """What a patch build applies to its base release: the diff (its path as the line names
+    it, its bytes and their sha256), the base build's name, the pull request it stands for."""
+
+    base: str
+    diff: str
+    sha256: str
+    text: bytes = field(repr=False)
+    pr: int | None = None
+
+    def as_json(self) -> dict:
+        stored = {"base": self.base, "diff": self.diff, "diff_sha256": self.sha256}
+        return {**stored, "pr": self.pr} if self.pr else stored
+
+
+@dataclass(frozen=True)
 class Build:
-    """One torch build: its ledger name and date, and the pip arguments that install it."""
+    """One torch build: its ledger name and date, and the pip arguments that install it (a
+    patch build: its base release's, and the `patch` it applies then)."""
 
     name: str
     date: dt.date
@@ -70,10 +105,12 @@ class Build:
     pip_args: tuple[str, ...] = field(default=())
     line: int = 0
     sha256: str | None = None
+    patch: Patch | None = None
 
     def as_json(self) -> dict:
         """What the ledger commit stores: enough to install and to describe the build.
-        `sha256` only when the line has one, so the ids of lines without it stay as they were."""
+        `sha256` (the torch wheel's) and `patch` only when the build has them, so the ids of
+        lines without them stay as they were."""
         stored = {
             "name": self.name,
             "date": self.date.isoformat(),
@@ -81,17 +118,20 @@ class Build:
             "spec": self.spec,
             "pip_args": list(self.pip_args),
         }
-        return {**stored, "sha256": self.sha256} if self.sha256 else stored
+        stored |= {"sha256": self.sha256} if self.sha256 else {}
+        return stored | ({"patch": self.patch.as_json()} if self.patch else {})
 
 
 def read(path: Path) -> list[Build]:
     """Parse a builds file; raises `BuildsFileError` naming the first bad line."""
     if not path.is_file():
         raise BuildsFileError(f"{path}: no such builds file (see builds.txt for the format)")
-    return parse(path.read_text(), source=str(path))
+    return parse(path.read_text(), source=str(path), folder=path.parent)
 
 
-def parse(text: str, source: str = "<builds>") -> list[Build]:
+def parse(text: str, source: str = "<builds>", folder: Path = Path()) -> list[Build]:
+    """The builds of a builds file's `text`; a patch line's diff is read relative to
+    `folder` (the file's own)."""
     builds: list[Build] = []
     newest_release: str | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -102,7 +142,10 @@ def parse(text: str, source: str = "<builds>") -> list[Build]:
             raise BuildsFileError(f"{where}: {exc} (unbalanced quotes?)") from None
         if not words:
             continue
-        build = _parse_line(words, where, number, newest_release)
+        if words[0] == "patch":
+            build = _patch_line(words, where, number, builds, folder)
+        else:
+            build = _parse_line(words, where, number, newest_release)
         if build.kind == "release":
             newest_release = build.spec
         _check_order(builds, build, where)
@@ -112,7 +155,7 @@ def parse(text: str, source: str = "<builds>") -> list[Build]:
     return builds
 
 
-def _parse_line(words: list[str], where: str, number: int, newest_release: str | None) -> Build:
+def _spec_and_options(words: list[str], where: str) -> tuple[str, dict[str, str]]:
     kind, *rest = words
     if kind not in KINDS:
         raise BuildsFileError(
@@ -120,7 +163,12 @@ def _parse_line(words: list[str], where: str, number: int, newest_release: str |
         )
     if not rest or rest[0].partition("=")[0] in OPTIONS[kind]:
         raise BuildsFileError(f"{where}: `{kind}` needs what to install after it")
-    spec, options = rest[0], _options(rest[1:], kind, where)
+    return rest[0], _options(rest[1:], kind, where)
+
+
+def _parse_line(words: list[str], where: str, number: int, newest_release: str | None) -> Build:
+    kind = words[0]
+    spec, options = _spec_and_options(words, where)
     if kind == "release":
         if not _VERSION.match(spec):
             raise BuildsFileError(f"{where}: {spec!r} is not a release version like 2.15.0")
@@ -143,15 +191,74 @@ def _parse_line(words: list[str], where: str, number: int, newest_release: str |
     else:
         args = tuple(shlex.split(spec))
         name = options.get("name") or _required(options, "name", kind, where)
-    if not _NAME.match(name):
-        raise BuildsFileError(f"{where}: name {name!r} must be letters, digits and ._+- only")
-    sha256 = options.get("sha256")
-    if sha256 is not None and not _SHA256.match(sha256):
-        raise BuildsFileError(f"{where}: sha256={sha256!r} must be 64 lowercase hex digits")
+    _check_name(name, where)
+    sha256 = _sha256_option(options, where)
     date = _date(_required(options, "date", kind, where), where)
     return Build(
         name=name, date=date, kind=kind, spec=spec, pip_args=args, line=number, sha256=sha256
     )
+
+
+def _patch_line(
+    words: list[str], where: str, number: int, builds: list[Build], folder: Path
+) -> Build:
+    """A `patch V diff=PATH name=NAME` line: the `release V` above it, installed the same
+    way, with the diff at `folder`/PATH (read, parsed and hashed here)."""
+    version, options = _spec_and_options(words, where)
+    base = next((b for b in reversed(builds) if b.kind == "release" and b.spec == version), None)
+    if base is None:
+        raise BuildsFileError(
+            f"{where}: `patch {version}` needs a `release {version}` line above it in this "
+            "file: the release it patches"
+        )
+    name = _required(options, "name", "patch", where)
+    _check_name(name, where)
+    path = _required(options, "diff", "patch", where)
+    text = _diff_text(folder / path, where)
+    digest = hashlib.sha256(text).hexdigest()
+    if (stated := _sha256_option(options, where)) and stated != digest:
+        raise BuildsFileError(
+            f"{where}: diff={path} has sha256 {digest}, the line says sha256={stated}: the "
+            "diff changed since the line was written (restore it, or put its new sha256 on "
+            "the line)"
+        )
+    pr = options.get("pr")
+    if pr is not None and not pr.isdigit():
+        raise BuildsFileError(f"{where}: pr={pr!r} must be a pull request's number (pr=198132)")
+    date = _date(options["date"], where) if "date" in options else base.date
+    if date < base.date:
+        raise BuildsFileError(
+            f"{where}: {name} ({date}) is older than its base {base.name} ({base.date})"
+        )
+    found = Patch(base.name, path, digest, text, int(pr) if pr else None)
+    return Build(name=name, date=date, kind="patch", spec=version, pip_args=base.pip_args,
+                 line=number, sha256=base.sha256, patch=found)  # fmt: skip
+
+
+def _diff_text(path: Path, where: str) -> bytes:
+    """The bytes of a patch line's diff, once tools/patch.py has read it as a diff git wrote."""
+    if not path.is_file():
+        raise BuildsFileError(
+            f"{where}: diff={path}: no such file (the path is relative to the builds file)"
+        )
+    text = path.read_bytes()
+    try:
+        diffs.parse(text.decode("utf-8", "surrogateescape"))
+    except diffs.PatchError as exc:
+        raise BuildsFileError(f"{where}: diff={path}: {exc}") from None
+    return text
+
+
+def _check_name(name: str, where: str) -> None:
+    if not _NAME.match(name):
+        raise BuildsFileError(f"{where}: name {name!r} must be letters, digits and ._+- only")
+
+
+def _sha256_option(options: dict[str, str], where: str) -> str | None:
+    sha256 = options.get("sha256")
+    if sha256 is not None and not _SHA256.match(sha256):
+        raise BuildsFileError(f"{where}: sha256={sha256!r} must be 64 lowercase hex digits")
+    return sha256
 
 
 def _options(words: list[str], kind: str, where: str) -> dict[str, str]:
@@ -194,15 +301,17 @@ def _next_series(newest_release: str | None, where: str) -> str:
 
 
 def _check_order(builds: list[Build], build: Build, where: str) -> None:
+    """Names are unique; the builds of the timeline (every kind but `patch`) oldest first."""
     for earlier in builds:
         if earlier.name == build.name:
             raise BuildsFileError(
                 f"{where}: name {build.name!r} is already used on line {earlier.line}"
             )
-    if builds and build.date < builds[-1].date:
+    timeline = [b for b in builds if b.kind != "patch"]
+    if build.kind != "patch" and timeline and build.date < timeline[-1].date:
         raise BuildsFileError(
-            f"{where}: {build.name} ({build.date}) is older than {builds[-1].name} "
-            f"({builds[-1].date}) above it; list builds oldest first"
+            f"{where}: {build.name} ({build.date}) is older than {timeline[-1].name} "
+            f"({timeline[-1].date}) above it; list builds oldest first"
         )
 
 

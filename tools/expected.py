@@ -1,7 +1,6 @@
 """Expected results: numbers that gate, in both directions.
 
     python -m tools.expected check [--machine NAME] [--file FILE]                   (make expected)
-    python -m tools.expected compare BASE HEAD [--machine NAME]                     (make compare)
 
 `expected/<machine>.csv`, else `expected/<isa>.csv` (one file per machine class: the vector ISA
 shapes the code, and the CPU the times: an AMD EPYC machine with the Intel avx2 twin's ISA
@@ -35,9 +34,7 @@ own contract: an eager row's `harness_failure`, or an eager correctness count ab
 attribution that crashed, and when the file expects an eager correctness count above 0,
 whatever the results say.
 
-`compare` prints, for two builds of the ledger measured on this machine, every verdict that
-flipped (fixed / broken) and every cost figure that moved beyond its margin; it exits 1 when
-a verdict is newly wrong in HEAD.
+tools/compare.py (`make compare`) compares two builds with these same rounding and margins.
 """
 
 from __future__ import annotations
@@ -54,7 +51,6 @@ from statistics import pstdev
 from benchmarks import metrics  # standard library only
 from benchmarks.machine import build_folder, machine_name  # standard library only
 from tools import ledger as ledger_repo
-from tools import render as words
 from tools import results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -259,45 +255,6 @@ def check(args) -> int:
     return 1
 
 
-def compare(args) -> int:
-    builds = {b.tag: b for b in results.load(args.results, args.ledger, args.machine)}
-    missing = [name for name in (args.base, args.head) if name not in builds]
-    if missing:
-        print(f"writeback: no results of {', '.join(missing)} on {args.machine} (measured: "
-              f"{', '.join(builds) or 'none'}); run `make history ONLY=...` first",
-              file=sys.stderr)  # fmt: skip
-        return 2
-    base, head = builds[args.base], builds[args.head]
-    broken, lines = 0, []
-    old = {r.key[1:]: r for r in measured_rows([base])}
-    for row in measured_rows([head]):
-        before = old.get(row.key[1:])
-        where = "/".join(row.key[1:5])
-        if before is None:
-            continue
-        if row.metric == "wrong_elements" and (before.expected == 0) != (row.expected == 0):
-            if row.expected:
-                broken += 1
-            state = "BROKEN" if row.expected else "fixed"
-            attribution = _attribution(head if row.expected else base, row)
-            lines.append(f"{state}: {where} ({_number(before.expected)} -> "
-                         f"{_number(row.expected)} wrong elements){attribution}")  # fmt: skip
-        elif row.metric not in _contract_counts() and (
-            abs(row.expected - before.expected) > max(before.margin, row.margin)
-        ):
-            lines.append(f"moved: {where} {row.metric} {_number(before.expected)} -> "
-                         f"{_number(row.expected)} (margin {_number(before.margin)})")  # fmt: skip
-    print(f"{args.base} -> {args.head} on {args.machine}:")
-    print("\n".join(f"  {line}" for line in lines) or "  nothing flipped or moved")
-    return 1 if broken else 0
-
-
-def _attribution(build: results.BuildResult, row: Row) -> str:
-    probe = build.probe.get((row.scenario, row.control, row.backend, _literal(row.size)), {})
-    passes = words.pass_names(probe.get("attribution"))
-    return f" [pass: {passes}]" if passes else ""
-
-
 def expected_file(machine: str, isa: str, root: Path = ROOT) -> Path:
     """The machine's own expected file where it has one, else its ISA's."""
     own = root / "expected" / f"{machine}.csv"
@@ -315,20 +272,14 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m tools.expected", description=__doc__.split("\n\n")[0]
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("check", "compare"):
-        command = sub.add_parser(name)
-        command.add_argument("--machine", default=machine_name())
-        command.add_argument("--results", type=Path, default=ROOT / "results")
-        command.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)
-        if name == "check":
-            command.add_argument("--file", type=Path,
-                                 help="default: expected/<machine or isa>.csv")  # fmt: skip
-        else:
-            command.add_argument("base")
-            command.add_argument("head")
+    command = sub.add_parser("check")
+    command.add_argument("--machine", default=machine_name())
+    command.add_argument("--results", type=Path, default=ROOT / "results")
+    command.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)
+    command.add_argument("--file", type=Path, help="default: expected/<machine or isa>.csv")
     args = parser.parse_args(argv)
     try:
-        return check(args) if args.command == "check" else compare(args)
+        return check(args)
     except (ValueError, FileNotFoundError) as exc:
         print(f"writeback: {exc}", file=sys.stderr)
         return 2

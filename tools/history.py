@@ -115,8 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     for index, entry in enumerate(todo, start=1):
         already = _has_results(results_dir, machine, entry)
         kept = "has results: only what is missing runs" if already else "new"
+        patched = f", then {entry.patch['diff']}" if entry.patch else ""
         print(f"   {index}/{len(todo)} {entry.tag} ({entry.build['date']}, pip install "
-              f"{' '.join(entry.build['pip_args'])}): {kept}")  # fmt: skip
+              f"{' '.join(entry.build['pip_args'])}{patched}): {kept}")  # fmt: skip
     hashes = ROOT / ".asv" / "history-commits.txt"
     hashes.write_text("".join(f"{entry.commit}\n" for entry in todo))
     run_args = ["run", f"HASHFILE:{hashes}", "--machine", machine, "--record-samples"]

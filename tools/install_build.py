@@ -37,6 +37,21 @@ reinstalls the first build to discover the benchmarks) leaves the earlier record
 byte; an earlier record that cannot be read stops the install before anything is installed,
 naming the file.
 
+A `patch` build (tools/builds.py) installs its base release as that release's line does, then
+applies the diff its ledger commit holds (`patch.diff`, checked against build.json's sha256) to
+the installed `torch/` with tools/patch.py: every hunk is checked before any file is written, a
+file that is not in the wheel is skipped and listed, one that needs a source build refuses the
+build. The record's `patch` adds the files patched and skipped to the line's (base, diff, its
+sha256, pull request), and the identity `torch_patch` (the diff's sha256, read from what
+tools/patch.py wrote into torch's dist-info), which names the folder of the build's records
+and caches (benchmarks/machine.py `build_folder`). A diff that does not apply fails the
+install, naming the file and the hunk, with the base left as pip installed it. pip keeps an
+installed torch of the version asked for, patched or not, so a torch that carries a patch is
+uninstalled before a build is installed (unless it carries the very patch that build applies,
+its files as applied: a reinstall then installs nothing, as for a release), and the torch
+that imports must carry exactly the patch its build asks for (none for a build of the
+timeline).
+
 pip runs with PIP_CONSTRAINT=/dev/null: a build's pin is exact, and a machine-wide
 constraint file (such as one capping torch) would only make the pin fail.
 Standard library only: it runs in the benchmark environment, which holds nothing else.
@@ -47,6 +62,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import hashlib
+import importlib.metadata
 import json
 import os
 import platform
@@ -59,7 +75,8 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.machine import machine_name  # standard library only
+from benchmarks.machine import PATCH_RECORD, machine_name  # standard library only
+from tools import patch
 
 # Client libraries some scenarios import, installed after torch. tensordict goes in without
 # its dependencies (it depends on torch, and pip must never swap the torch under test); its
@@ -75,23 +92,29 @@ CLIENTS = (
 ENV_DIR = sys.prefix
 
 IDENTITY_SCRIPT = """
-import importlib.metadata, json, os, torch
+import importlib.metadata, json, os, sys, torch
 try:
     dist = importlib.metadata.distribution("torch")
 except importlib.metadata.PackageNotFoundError:
     dist = None
 direct = dist.read_text("direct_url.json") if dist else None
+patch = dist.read_text(sys.argv[1]) if dist else None
+identity = {"torch_version": str(torch.__version__),
+            "torch_git_version": str(getattr(torch.version, "git_version", "unknown")),
+            "cuda": torch.version.cuda}
+if patch:
+    identity["torch_patch"] = json.loads(patch)["diff_sha256"]
 print(json.dumps({
-    "identity": {"torch_version": str(torch.__version__),
-                 "torch_git_version": str(getattr(torch.version, "git_version", "unknown")),
-                 "cuda": torch.version.cuda},
+    "identity": identity,
     "imported": os.path.realpath(torch.__file__),
     "installed": os.path.realpath(dist.locate_file("torch/__init__.py")) if dist else None,
     "direct_url": json.loads(direct) if direct else None,
+    "patch": json.loads(patch) if patch else None,
 }))
 """
-"""What the torch that imports is (`identity`, recorded), where it imports from, and what the
-installed distribution records of its origin (checked against what was asked for)."""
+"""What the torch that imports is (`identity`, recorded), where it imports from, what the
+installed distribution records of its origin (checked against what was asked for) and the
+patch tools/patch.py applied to it (its file name is the script's argument)."""
 
 TIME_FIELDS = ("attempted_at", "install_seconds")
 """Fields of an install record that a reinstall of the same build changes without changing
@@ -136,10 +159,14 @@ def main(argv: list[str] | None = None) -> int:
         "attempted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
     print(f"writeback: installing {build['name']}: pip install {' '.join(build['pip_args'])}")
+    diff = (args.build_dir / patch.DIFF_FILE).read_bytes() if build.get("patch") else None
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="writeback-wheel-") as folder:
-        error, wheels, identity = _install(build, Path(folder))
+        error, wheels, found = _install(build, Path(folder), diff)
+    identity = found["identity"] if found else None
     record.update(identity or {})
+    if build.get("patch") and found and found.get("patch"):
+        record["patch"] = {**build["patch"], **{k: found["patch"][k] for k in PATCHED}}
     kept = {} if wheels.get("torch") else _kept(earlier, identity)  # pip installed no torch now
     wheel = _named(wheels["torch"], folder) if wheels.get("torch") else kept.get("torch_wheel")
     record.update(installed=error is None, error=error, torch_wheel=wheel)
@@ -165,10 +192,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _install(build: dict, folder: Path) -> tuple[str | None, dict, dict | None]:
-    """Install `build` (a wheel to check is fetched into `folder`): (why the torch that imports
-    is not the build asked for, or None; pip's report of what it installed, `_pip_install_
-    reported`; the identity of the torch that imports, None when none does)."""
+PATCHED = ("patched", "skipped")
+"""What an install record's `patch` adds to the build's: the files tools/patch.py changed and
+the diff's files it skipped (not in the wheel)."""
+
+
+def _install(
+    build: dict, folder: Path, diff: bytes | None = None
+) -> tuple[str | None, dict, dict | None]:
+    """Install `build` (a wheel to check is fetched into `folder`; a patch build's `diff`
+    applied once its base is in place): (why the torch that imports is not the build asked
+    for, or None; pip's report of what it installed, `_pip_install_reported`; what
+    `IDENTITY_SCRIPT` reports of the torch that imports, None when none does)."""
+    if error := _unpatched(build):
+        return error, {}, None
     pip_args, error = _checked_pip_args(build, folder)
     if error:
         return error, {}, None
@@ -188,7 +225,64 @@ def _install(build: dict, folder: Path) -> tuple[str | None, dict, dict | None]:
         return found, wheels, None
     problem = _version_problem(build, pip_args, found["identity"]["torch_version"])
     problem = problem or _import_problem(found) or (wheel and _origin_problem(wheel, found))
-    return problem or None, wheels, found["identity"]
+    if not problem and diff is not None and not found.get("patch"):
+        return _patched(build, diff, found, wheels)
+    return problem or _patch_problem(build, found) or None, wheels, found
+
+
+def _unpatched(build: dict) -> str:
+    """'' once the torch installed here, if any, carries no patch, or the very patch `build`
+    applies as tools/patch.py left it (kept, as pip keeps a release); any other patched torch
+    is uninstalled, since pip would keep it as the release of its version. Else pip's error."""
+    try:
+        site = Path(importlib.metadata.distribution("torch").locate_file(""))
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+    carried = patch.applied(site)
+    if not carried:
+        return ""
+    if carried["diff_sha256"] == (build.get("patch") or {}).get("diff_sha256"):
+        if not (altered := patch.altered(site)):
+            print("writeback: the torch installed here carries this patch, as applied")
+            return ""
+        why = f"its patched files changed since ({', '.join(altered)})"
+    else:
+        why = f"it carries the patch {carried.get('name') or carried['diff_sha256']}"
+    print(f"writeback: uninstalling the torch installed here first: {why}")
+    return _pip("uninstall", ["--yes", "torch"])
+
+
+def _patched(build: dict, diff: bytes, found: dict, wheels: dict) -> tuple:
+    """`_install`'s answer once a patch build's `diff` is applied to the torch `found` imports
+    (its base, installed and checked), and what imports then is checked again."""
+    stored = build["patch"]["diff_sha256"]
+    if (actual := patch.sha256(diff)) != stored:
+        return (f"the ledger commit's {patch.DIFF_FILE} has sha256 {actual}, its build.json says "
+                f"{stored}; rebuild the ledger (python -m tools.ledger)"), wheels, None  # fmt: skip
+    try:
+        done = patch.apply(diff, Path(found["installed"]).parents[1], build["name"],
+                           build["patch"]["base"])  # fmt: skip
+    except patch.PatchError as exc:
+        return str(exc), wheels, None
+    skipped = f"; skipped (not in the wheel): {', '.join(done.skipped)}" if done.skipped else ""
+    print(f"writeback: {build['patch']['diff']} applied to {build['patch']['base']}: "
+          f"{', '.join(done.patched)}{skipped}")  # fmt: skip
+    again = _identity()
+    if isinstance(again, str):
+        return again, wheels, None
+    return _patch_problem(build, again) or None, wheels, again
+
+
+def _patch_problem(build: dict, found: dict) -> str:
+    """'' when the torch that imports carries exactly the patch `build` asks for (none for a
+    build of the timeline)."""
+    asked = (build.get("patch") or {}).get("diff_sha256")
+    carried = (found.get("patch") or {}).get("diff_sha256")
+    if asked == carried:
+        return ""
+    wanted = f"with the diff {asked} applied" if asked else "as released"
+    has = f"the diff {carried}" if carried else "no patch"
+    return f"asked for torch {wanted}, but the torch that imports carries {has}"
 
 
 def _named(wheel: dict, folder: str) -> dict:
@@ -405,8 +499,9 @@ def _byte_compile() -> str:
 def _pip(command: str, pip_args: list[str]) -> str:
     """Run `pip COMMAND`; return '' on success, else the last line pip printed as an error."""
     env = {**os.environ, "PIP_CONSTRAINT": "/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    quiet = ["--progress-bar", "off"] if command != "uninstall" else []
     result = subprocess.run(
-        [sys.executable, "-m", "pip", command, "--progress-bar", "off", *pip_args],
+        [sys.executable, "-m", "pip", command, *quiet, *pip_args],
         capture_output=True,
         text=True,
         env=env,
@@ -422,7 +517,10 @@ def _pip(command: str, pip_args: list[str]) -> str:
 def _identity() -> dict | str:
     """What `IDENTITY_SCRIPT` reports of the torch that imports, or why it does not import."""
     result = subprocess.run(
-        [sys.executable, "-c", IDENTITY_SCRIPT], capture_output=True, text=True, cwd=ENV_DIR
+        [sys.executable, "-c", IDENTITY_SCRIPT, PATCH_RECORD],
+        capture_output=True,
+        text=True,
+        cwd=ENV_DIR,
     )
     if result.returncode != 0:
         lines = [line for line in result.stderr.splitlines() if line.strip()] or ["(no output)"]

@@ -15,6 +15,15 @@ branch leaves every other branch and tag alone, so running `BUILDS=builds-long.t
 the default loses nothing from either. asv publishes every tagged commit, so the site and the
 report show the builds of every file.
 
+A `patch` build is not on its file's branch: its commit (build.json and the diff itself,
+`patch.diff`, which tools/install_build.py applies from asv's checkout) has its base release's
+commit as parent and is the tip of a branch of its own, `patch/<file's branch>/<name>`
+(`patch/main/remove-noop-copy`), tagged with its name as the file's other builds are. So the
+file's branch, and every id on it, is the same with or without patch lines; `asv find` and any
+range on that branch (`git rev-list --first-parent`, as asv walks it) never step through a
+patch; and asv, which is given the patch branches as branches of its own
+(tools/asv_project.py), graphs each patch as a branch that leaves the timeline at its base.
+
 Commit ids are deterministic: fixed author and committer, dates from the builds file, and
 the same content give the same ids on every machine, so results stay attached to their
 builds when the ledger is rebuilt. Appending a build appends a commit; the ids before it do
@@ -35,10 +44,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools import builds as builds_file
+from tools import patch as diffs
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_LEDGER = ROOT / ".asv" / "ledger"
 BRANCH = "main"
+PATCHES = "patch"
+"""The ref folder of the patch branches: `patch/<file's branch>/<name>`."""
 IDENTITY = {"NAME": "writeback ledger", "EMAIL": "ledger@writeback.invalid"}
 
 
@@ -48,6 +60,8 @@ class Entry:
     commit: str
     build: dict
     branch: str = BRANCH
+    """The builds file's branch (a patch build's too: its commit is on a branch of its own,
+    `asv_branch`)."""
 
     @property
     def tag(self) -> str:
@@ -55,17 +69,34 @@ class Entry:
         unless it is on `main`."""
         return tag_name(self.branch, self.name)
 
+    @property
+    def patch(self) -> dict | None:
+        """A patch build's `patch` (its base's name, the diff, its sha256, the pull request);
+        None for a build of the timeline."""
+        return self.build.get("patch")
+
+    @property
+    def asv_branch(self) -> str:
+        """The ledger branch whose tip or history holds this build's commit."""
+        return patch_branch(self.branch, self.name) if self.patch else self.branch
+
 
 def branch_for(builds_path: Path) -> str:
-    """The ledger branch of a builds file: `main` for builds.txt, else the file's stem."""
+    """The ledger branch of a builds file: `main` for builds.txt, else the file's stem (never
+    `main` nor `patch`, the patch branches' folder)."""
     if builds_path.name == "builds.txt":
         return BRANCH
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", builds_path.stem).strip(".-") or "builds"
-    return "builds" if stem == BRANCH else stem
+    return {BRANCH: "builds", PATCHES: "builds-patch"}.get(stem, stem)
 
 
 def tag_name(branch: str, name: str) -> str:
     return name if branch == BRANCH else f"{branch}/{name}"
+
+
+def patch_branch(branch: str, name: str) -> str:
+    """The branch of patch build `name` of the builds file on `branch`."""
+    return f"{PATCHES}/{branch}/{name}"
 
 
 def build_ledger(
@@ -78,16 +109,16 @@ def build_ledger(
         _git(ledger, "init", "--quiet")
     entries, parent = [], None
     for build in builds:
-        content = json.dumps(build.as_json(), indent=1, sort_keys=True) + "\n"
-        blob = _git(ledger, "hash-object", "-w", "--stdin", stdin=content)
-        tree = _git(ledger, "mktree", stdin=f"100644 blob {blob}\tbuild.json\n")
-        args = ["commit-tree", tree] + (["-p", parent] if parent else [])
-        message = f"{build.name}: {' '.join(build.pip_args)}\n"
-        parent = _git(ledger, *args, stdin=message, env=_dated(build))
+        if build.patch:  # forked from its base's commit; the timeline goes on from `parent`
+            base = next(e.commit for e in entries if e.name == build.patch.base)
+            entries.append(Entry(build.name, _commit(ledger, build, base), build.as_json(), branch))
+            continue
+        parent = _commit(ledger, build, parent)
         entries.append(Entry(build.name, parent, build.as_json(), branch))
     _git(ledger, "update-ref", f"refs/heads/{branch}", parent)
     if branch == BRANCH or not _git(ledger, "rev-parse", "--verify", "--quiet", BRANCH, ok=(0, 1)):
         _git(ledger, "symbolic-ref", "HEAD", f"refs/heads/{branch}")
+    _set_patch_branches(ledger, branch, [e for e in entries if e.patch])
     wanted = {entry.tag: entry.commit for entry in entries}
     for tag in _git(ledger, "tag", "--list").split():
         if _branch_of_tag(tag) == branch and tag not in wanted:
@@ -95,6 +126,44 @@ def build_ledger(
     for tag, commit in wanted.items():
         _git(ledger, "tag", "--force", tag, commit)
     return entries
+
+
+def _commit(ledger: Path, build: builds_file.Build, parent: str | None) -> str:
+    """The commit of `build` (its build.json, and a patch build's diff) on `parent`."""
+    content = json.dumps(build.as_json(), indent=1, sort_keys=True) + "\n"
+    files = {"build.json": _blob(ledger, content.encode())}
+    if build.patch:
+        files[diffs.DIFF_FILE] = _blob(ledger, build.patch.text)
+    listing = "".join(f"100644 blob {blob}\t{name}\n" for name, blob in sorted(files.items()))
+    tree = _git(ledger, "mktree", stdin=listing)
+    args = ["commit-tree", tree] + (["-p", parent] if parent else [])
+    message = f"{build.name}: {' '.join(build.pip_args)}\n"
+    if build.patch:
+        message += f"\nthen {build.patch.diff} (sha256 {build.patch.sha256}) applied\n"
+    return _git(ledger, *args, stdin=message, env=_dated(build))
+
+
+def _set_patch_branches(ledger: Path, branch: str, patches: list[Entry]) -> None:
+    """Make the patch branches of `branch` exactly these builds' (each at its commit)."""
+    wanted = {f"refs/heads/{entry.asv_branch}": entry.commit for entry in patches}
+    for ref in _patch_refs(ledger, branch):
+        if ref not in wanted:
+            _git(ledger, "update-ref", "-d", ref)
+    for ref, commit in wanted.items():
+        _git(ledger, "update-ref", ref, commit)
+
+
+def _patch_refs(ledger: Path, branch: str | None = None) -> list[str]:
+    """The refs of the patch branches of `branch` (of every builds file's when None)."""
+    folder = f"refs/heads/{PATCHES}/" + (f"{branch}/" if branch else "")
+    return _git(ledger, "for-each-ref", "--format=%(refname)", folder).split()
+
+
+def patch_branches(ledger: Path) -> list[str]:
+    """Every patch build's branch in the ledger (`patch/main/NAME`, ...); [] without a ledger."""
+    if not (ledger / ".git").is_dir():
+        return []
+    return [ref.removeprefix("refs/heads/") for ref in _patch_refs(ledger)]
 
 
 def build_branches(builds_files: list[Path], ledger: Path = DEFAULT_LEDGER) -> dict[Path, list]:
@@ -114,24 +183,34 @@ def _branch_of_tag(tag: str) -> str:
 
 
 def branches(ledger: Path) -> list[str]:
-    """Every builds file's branch in the ledger, `main` first."""
+    """Every builds file's branch in the ledger, `main` first (not the patch branches)."""
     names = _git(ledger, "for-each-ref", "--format=%(refname:short)", "refs/heads").split()
+    names = [name for name in names if not name.startswith(f"{PATCHES}/")]
     return sorted(names, key=lambda name: (name != BRANCH, name))
 
 
 def read_ledger(ledger: Path, branch: str | None = None) -> list[Entry]:
-    """The ledger's builds as committed: one branch's, oldest first, or (by default) every
-    branch's, `main` first, each branch oldest first."""
+    """The ledger's builds as committed: one builds file's branch, oldest first, or (by
+    default) every branch's, `main` first, each branch oldest first; a patch build right after
+    its base."""
     if not (ledger / ".git").is_dir():
         raise FileNotFoundError(
             f"no ledger at {ledger}: run `make history` (or `python -m tools.ledger`) first"
         )
     entries = []
     for name in [branch] if branch else branches(ledger):
-        for commit in _git(ledger, "rev-list", "--reverse", name).split():
-            build = json.loads(_git(ledger, "show", f"{commit}:build.json"))
-            entries.append(Entry(build["name"], commit, build, name))
+        timeline = [_entry(ledger, commit, name)
+                    for commit in _git(ledger, "rev-list", "--reverse", name).split()]  # fmt: skip
+        patches = [_entry(ledger, _git(ledger, "rev-parse", ref), name)
+                   for ref in _patch_refs(ledger, name)]  # fmt: skip
+        for entry in timeline:
+            entries += [entry, *(p for p in patches if p.patch["base"] == entry.name)]
     return entries
+
+
+def _entry(ledger: Path, commit: str, branch: str) -> Entry:
+    build = json.loads(_git(ledger, "show", f"{commit}:build.json"))
+    return Entry(build["name"], commit, build, branch)
 
 
 def _dated(build: builds_file.Build) -> dict[str, str]:
@@ -142,6 +221,13 @@ def _dated(build: builds_file.Build) -> dict[str, str]:
         env[f"GIT_{role}_EMAIL"] = IDENTITY["EMAIL"]
         env[f"GIT_{role}_DATE"] = stamp
     return env
+
+
+def _blob(repo: Path, data: bytes) -> str:
+    """Store `data` (bytes as they are) in the repository; its blob id."""
+    result = subprocess.run(["git", "-C", str(repo), "hash-object", "-w", "--stdin"],
+                            input=data, capture_output=True, check=True)  # fmt: skip
+    return result.stdout.decode().strip()
 
 
 def _git(repo: Path, *args: str, stdin: str | None = None, env: dict | None = None, ok=(0,)) -> str:
@@ -173,8 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ledger {args.ledger}, branch {branch_for(args.builds)} "
           f"({len(entries)} builds from {args.builds}):")  # fmt: skip
     for entry in entries:
+        patched = f", then {entry.patch['diff']} (branch {entry.asv_branch})" if entry.patch else ""
         print(f"  {entry.commit[:8]}  {entry.build['date']}  {entry.tag:24} "
-              f"pip install {' '.join(entry.build['pip_args'])}")  # fmt: skip
+              f"pip install {' '.join(entry.build['pip_args'])}{patched}")  # fmt: skip
     return 0
 
 

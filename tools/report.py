@@ -7,7 +7,10 @@ Everything it prints comes from the results model (tools/results.py): every mach
 results, probe records and install records, for the builds of every builds file (every ledger
 branch). A build with results of an older benchmark set says which it leaves out. A cell is
 the verdict of its row (`results.verdict_state`): `exact`, `wrong: ...`, `harness failure:
-why`, `skipped: why`, `failed: why` or `not run (why)`.
+why`, `skipped: why`, `failed: why` or `not run (why)`. A patch build (tools/builds.py) stands
+right after its base, is marked against it, and has a section of its own beside its base:
+its diff and pull request, every verdict, corpus program and cost figure it changes
+(tools/compare.py).
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ from pathlib import Path
 
 from benchmarks import metrics  # standard library only
 from benchmarks.known_failures import first_line  # standard library only
+from tools import compare, results, time_spent
 from tools import ledger as ledger_repo
 from tools import render as words
-from tools import results, time_spent
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,6 +48,7 @@ def render(builds: list[results.BuildResult]) -> str:
         for scenario in results.cost_scenarios(build):
             parts += [words.cost_section(scenario, *cost_rows(build, scenario)), ""]
     parts += ["## Correctness over all builds", "", matrix(builds), ""]
+    parts += patch_section(builds)
     unknown = (f for f in results.failed_programs(builds) if not f.known)
     found = [*results.failures(builds), *unknown]
     if found:
@@ -53,6 +57,32 @@ def render(builds: list[results.BuildResult]) -> str:
     parts += time_section(builds)
     parts += stability_section(builds[0].results_dir, sorted({b.machine for b in builds}))
     return "\n".join(parts).rstrip() + "\n"
+
+
+def patch_section(builds: list[results.BuildResult]) -> list[str]:
+    """Each patch build beside its base on the same machine: its diff and pull request, and
+    what it changes (tools/compare.py's verdicts, corpus programs and cost figures)."""
+    pairs = [(base, b) for b, base in zip(builds, results.compared_with(builds)) if b.base]
+    if not pairs:
+        return []
+    parts = ["## Patches beside their base", ""]
+    for base, patch in pairs:
+        number = (patch.patch or {}).get("pr")
+        link = f" ([pull request #{number}]({patch.pull_request}))" if number else ""
+        parts += [f"### {patch.tag} on {patch.machine}: {patch.base} + "
+                  f"{(patch.patch or {}).get('diff', '?')}{link}", ""]  # fmt: skip
+        parts += [f"- {line}" for line in compare.describe(patch)] + [""]
+        if base is None:
+            parts += [f"Not compared: {patch.base} has no results on {patch.machine}.", ""]
+            continue
+        if failed := next((b for b in (base, patch) if not b.installed), None):
+            parts += [f"Not compared: {failed.tag} did not install "
+                      f"({failed.identity.get('error')}).", ""]  # fmt: skip
+            continue
+        for heading, lines in compare.sections(base, patch):
+            parts += [f"{heading}, against {base.tag}:", ""]
+            parts += [*(f"- {line}" for line in lines or ["none"]), ""]
+    return parts
 
 
 def stale_line(build: results.BuildResult) -> str:
@@ -152,29 +182,36 @@ def cost_rows(
 
 def matrix(builds: list[results.BuildResult]) -> str:
     """scenario x control x backend x size -> verdict per build, each row linked to its
-    upstream issue where it has one; `changed` marks a verdict that differs from the build
-    to its left on the same machine (fixed in / broken in)."""
+    upstream issue where it has one; `changed` marks a verdict that differs from the build it
+    is compared with (`results.compared_with`: the timeline build before it on the same
+    machine, a patch's base)."""
     keys = results.matrix_keys(builds)
     machines = len({b.machine for b in builds}) > 1
     header = "| scenario | control or pattern | backend | size | " + " | ".join(
-        b.tag + (f" ({b.machine})" if machines else "") for b in builds
+        column_name(b, machines) for b in builds
     )
     lines = [header + " |", "|---|---|---|---|" + "---|" * len(builds)]
+    against = [builds.index(b) if b else None for b in results.compared_with(builds)]
     for scenario, control, backend, n in keys:
-        cells, previous, issue, fix = [], None, "", ""
-        for build in builds:
-            cell = results.verdict(build, control, backend, n, scenario)
+        cells, issue, fix = [], "", ""
+        verdicts = [results.verdict(b, control, backend, n, scenario) for b in builds]
+        for build, cell, before in zip(builds, verdicts, against):
             row = build.probe.get((scenario, control, backend, n), {})
             issue, fix = issue or row.get("issue", ""), fix or row.get("fix", "")
-            changed = previous is not None and previous[0] == build.machine and previous[1] != cell
+            changed = before is not None and verdicts[before] != cell
             cells.append(f"**{cell}** (changed)" if changed else cell)
-            previous = (build.machine, cell)
         name = f"[{control}]({issue})" if issue else control
         name += f" ([fix]({fix}))" if fix else ""
         lines.append(
             f"| {scenario} | {name} | {backend} | {words.size_cell(n)} | {' | '.join(cells)} |"
         )
     return "\n".join(lines)
+
+
+def column_name(build: results.BuildResult, machines: bool) -> str:
+    """A build's matrix column: its tag, its base if it is a patch, its machine if `machines`."""
+    patched = f" (patch of {build.base})" if build.base else ""
+    return build.tag + patched + (f" ({build.machine})" if machines else "")
 
 
 def corpus_lines(build: results.BuildResult) -> list[str]:
@@ -237,8 +274,9 @@ def _identity_line(build: results.BuildResult) -> str:
                 f"results/builds/{build.machine}/")  # fmt: skip
     by = f" (install recorded by {ident['recorded_by']})" if ident.get("recorded_by") else ""
     pip = " ".join(ident.get("pip_args", []))
+    patched = f", then {build.patch['diff']} applied" if build.patch else ""
     return (
-        f"ledger commit {build.commit[:8]}{by}; installed `{pip}` -> "
+        f"ledger commit {build.commit[:8]}{by}; installed `{pip}`{patched} -> "
         f"torch {ident.get('torch_version', '?')}, upstream commit "
         f"{ident.get('torch_git_version', '?')}"
     )

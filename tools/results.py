@@ -7,9 +7,12 @@ API); the coordinates a wrong result is wrong in, and the reason for a skip or a
 the probe record the same machine kept beside them (results/generated/<machine>/<build>/<isa>/
 <scenario>/probe.json); the torch identity of the build from results/builds/<machine>/<ledger
 commit>.json, written when it was installed there. Builds of every builds file (every ledger
-branch) are loaded. A result measured with another version of its benchmark than
-results/benchmarks.json holds (a build not measured again since the benchmark changed) is left
-out, as asv's publish leaves it out, and the build says so (`BuildResult.stale`).
+branch) are loaded, each patch build right after its base (`BuildResult.base`): a patch is
+compared with its base, a build of the timeline with the timeline build before it on the same
+machine, never with a patch (`compared_with`). A result measured with another version of its
+benchmark than results/benchmarks.json holds (a build not measured again since the benchmark
+changed) is left out, as asv's publish leaves it out, and the build says so
+(`BuildResult.stale`).
 
 The verdict of a row (`verdict_state`: its state and its words) is `exact`, `wrong: ...`,
 `harness failure: why` (the eager reference broke its own contract: the harness is wrong, not
@@ -32,6 +35,7 @@ from benchmarks.known_failures import first_line, known_failure  # standard libr
 from benchmarks.machine import build_folder  # standard library only
 from tools import ledger as ledger_repo
 from tools import render as words
+from tools.builds import PULL_REQUEST
 
 SCENARIO = "snapshot_swap"
 CORRECTNESS = f"{SCENARIO}.Correctness"
@@ -59,6 +63,12 @@ class BuildResult:
     callgrind: dict[str, float] | None = None
     """Seconds callgrind took in each scenario's probe (inside its setup_cache); None when
     the probe records kept no seconds."""
+    patch: dict | None = None
+    """A patch build's `patch` on the ledger (its base's name, the diff, its sha256, the pull
+    request), with the files the install patched and skipped where its record has them; None
+    for a build of the timeline."""
+    base: str = ""
+    """A patch build's base: the tag of the build it patches ('' for a build of the timeline)."""
 
     @property
     def label(self) -> str:
@@ -68,6 +78,12 @@ class BuildResult:
     @property
     def installed(self) -> bool:
         return self.identity.get("installed", True) is not False
+
+    @property
+    def pull_request(self) -> str:
+        """The upstream pull request a patch build stands for (its URL), or ''."""
+        number = (self.patch or {}).get("pr")
+        return PULL_REQUEST.format(number) if number else ""
 
 
 @dataclass(frozen=True)
@@ -106,11 +122,9 @@ class FailedProgram:
 
 
 def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[BuildResult]:
-    """Every (machine, build) with results, machine by machine, builds by date."""
-    entries = sorted(
-        ledger_repo.read_ledger(ledger),
-        key=lambda e: (e.build["date"], e.branch != ledger_repo.BRANCH, e.branch),
-    )
+    """Every (machine, build) with results, machine by machine, builds by date, each patch
+    build right after its base."""
+    entries = _in_order(ledger_repo.read_ledger(ledger))
     machines = [machine] if machine else _machines(results_dir)
     current = benchmark_versions(results_dir)
     loaded = []
@@ -127,7 +141,9 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
                 _identity(results_dir, name, entry),
                 results_dir=results_dir,
                 tag=entry.tag,
+                base=ledger_repo.tag_name(entry.branch, entry.patch["base"]) if entry.patch else "",
             )
+            build.patch = entry.patch and {**entry.patch, **(build.identity.get("patch") or {})}
             build.stale = older_benchmarks(result, current)
             left_out = set(build.stale)
             for key in result.get_all_result_keys():
@@ -145,6 +161,34 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
             build.callgrind = _callgrind_seconds(records)
             loaded.append(build)
     return loaded
+
+
+def _in_order(entries: list[ledger_repo.Entry]) -> list[ledger_repo.Entry]:
+    """Ledger entries by date (main's first on a date), each patch right after its base (the
+    ledger lists it there), whatever its own date."""
+    position = {(e.branch, e.name): i for i, e in enumerate(entries)}
+
+    def key(index_entry):
+        index, entry = index_entry
+        dated = entries[position[(entry.branch, entry.patch["base"])]] if entry.patch else entry
+        return (dated.build["date"], entry.branch != ledger_repo.BRANCH, entry.branch, index)
+
+    return [entry for _, entry in sorted(enumerate(entries), key=key)]
+
+
+def compared_with(builds: list[BuildResult]) -> list[BuildResult | None]:
+    """For each build, the build its verdicts are compared with on its machine: a patch
+    build's base, a timeline build's timeline build before it (None: the first, or a patch
+    whose base has no results there)."""
+    found, latest = [], {}
+    by_tag = {(b.machine, b.tag): b for b in builds}
+    for build in builds:
+        if build.base:
+            found.append(by_tag.get((build.machine, build.base)))
+            continue
+        found.append(latest.get(build.machine))
+        latest[build.machine] = build
+    return found
 
 
 def benchmark_versions(results_dir: Path) -> dict[str, dict]:

@@ -3,10 +3,11 @@
 Per build (oldest first, machine by machine): how many verdicts are wrong and which (scenario,
 control, backend, sizes or variants: the coordinates wrong), or that they are the build
 before's but for what flipped since it on the same machine (fixed / BROKEN); what failed,
-grouped by its reason. Then where the report, the site and the verdict page are, and the
-command that serves the site. Everything comes from the results model (`tools/results.py`'s
-`load`), as the report does; `make history` and `make merge` print this and write the report
-to results/report.md.
+grouped by its reason. A patch build is compared with its base, the build after it with the
+last build of the timeline before it. Then where the report, the site and the verdict page are,
+and the command that serves the site. Everything comes from the results model
+(`tools/results.py`'s `load`), as the report does; `make history` and `make merge` print this
+and write the report to results/report.md.
 """
 
 from __future__ import annotations
@@ -31,16 +32,21 @@ def summary(builds: list[results.BuildResult], report_file: Path, html: Path | N
         return "No results yet: run `make history` first."
     keys = results.matrix_keys(builds)
     several = len({b.machine for b in builds}) > 1
-    lines, before = [], {}
-    for build in builds:
+    lines, states_of, latest = [], {}, {}
+    for build, base in zip(builds, results.compared_with(builds)):
         name = build.label + (f" on {build.machine}" if several else "")
+        name += f", a patch of {build.base}" if build.base else ""
         if not build.installed:
             lines += [f"{name}: not measured", *failure_lines(build)]
             continue
-        states = verdict_states(build, keys)
+        states = states_of[id(build)] = verdict_states(build, keys)
         wrong = [key for key, state in states.items() if state == "wrong"]
         lines += [f"{name}: {_count(len(wrong), 'wrong verdict')}", *_stale(build)]
-        previous, previous_states = before.get(build.machine, (None, {}))
+        previous = base if build.base else latest.get(build.machine)
+        previous_states = states_of.get(id(previous), {})
+        previous = previous if previous_states else None
+        if not build.base:
+            latest[build.machine] = build
         flips = flip_lines(previous, previous_states, build, states) if previous else []
         if wrong and previous and _explained_by_flips(previous_states, states):
             since = previous.tag or previous.name
@@ -49,7 +55,6 @@ def summary(builds: list[results.BuildResult], report_file: Path, html: Path | N
             lines += [f"  wrong: {row}" for row in grouped(build, wrong)]
         lines += flips
         lines += failure_lines(build)
-        before[build.machine] = (build, states)
     lines += ["", f"The full report: {shown(report_file)}"]
     if html is not None:
         lines += [

@@ -6,14 +6,18 @@ server, no network: its CSS, script and SVG charts are inline, its data written 
 It reads the results model (tools/results.py: every machine's asv results, probe records and
 install records; the builds of every ledger branch) and shows:
   - per scenario, the correctness matrix: one row per (control, backend, size), one column per
-    build and machine; each cell coloured by its verdict (results.verdict_state: exact, wrong,
-    harness failure, skipped, failed, not run), marked where the verdict differs from the
-    build to its left on the same machine (fixed, broken, changed), naming the pass(es)
+    build and machine (a patch build right after its base); each cell coloured by its verdict
+    (results.verdict_state: exact, wrong, harness failure, skipped, failed, not run), marked
+    where the verdict differs from the build it is compared with (the timeline build before
+    it on the same machine; a patch's base) (fixed, broken, changed), naming the pass(es)
     attribution found, and linking to asv's graph of that combination in the published site
     (`../#benchmark?p-...`);
-  - the cost of every correct control over the builds: one SVG line chart per (scenario,
-    metric, size) for every Cost metric with a chart title in benchmarks/metrics.py (runtime
-    scratch, full-length loops, time over floor, instructions).
+  - each patch build beside its base (tools/compare.py): its diff and pull request, every
+    verdict and corpus program it flips, every cost figure it moves;
+  - the cost of every correct control over the builds of the timeline (patches are beside
+    their base above): one SVG line chart per (scenario, metric, size) for every Cost metric
+    with a chart title in benchmarks/metrics.py (runtime scratch, full-length loops, time over
+    floor, instructions).
 
 `publish(html, results_dir, ledger)` writes the page and links it from asv's navigation bar;
 tools/history.py calls it after `asv publish`.
@@ -31,8 +35,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from benchmarks import metrics  # standard library only
+from tools import compare, render, results
 from tools import ledger as ledger_repo
-from tools import render, results
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = Path("writeback") / "index.html"
@@ -104,19 +108,21 @@ def page(builds: list[results.BuildResult], benchmarks: dict) -> str:
     rows = matrix_rows(builds, benchmarks)
     scenarios = list(dict.fromkeys(row.scenario for row in rows))
     machines = sorted({b.machine for b in builds})
+    patches = patch_section(builds)
     parts = [
         "<header><h1>writeback: what is broken where</h1>",
         f"<p>{len(builds)} build results on {len(machines)} machine(s) "
         f"({markup.escape(', '.join(machines))}). Every cell links to asv's graph of that "
         "benchmark combination; hover a cell for the whole verdict.</p>",
-        _navigation(scenarios),
+        _navigation(scenarios, bool(patches)),
         _legend(),
         _filters(),
         "</header><main>",
     ]
     for scenario in scenarios:
         parts.append(matrix_section(scenario, [r for r in rows if r.scenario == scenario], builds))
-    parts.append(cost_section(builds, benchmarks))
+    parts.append(patches)
+    parts.append(cost_section([b for b in builds if not b.base], benchmarks))
     parts.append("</main>")
     return _document("\n".join(parts))
 
@@ -135,20 +141,23 @@ def matrix_rows(builds: list[results.BuildResult], benchmarks: dict) -> list[Row
             size_rank[k[::3]],
         )
     )
-    return [_row(builds, benchmarks, *key) for key in keys]
+    against = [builds.index(b) if b else None for b in results.compared_with(builds)]
+    return [_row(builds, against, benchmarks, *key) for key in keys]
 
 
-def _row(builds, benchmarks, scenario, control, backend, size) -> Row:
+def _row(builds, against, benchmarks, scenario, control, backend, size) -> Row:
+    """A matrix row: each build's cell, flipped where it differs from the build at its index
+    in `against` (`results.compared_with`)."""
     benchmark = f"{scenario}.{results.WRONG}"
     names = benchmarks.get(benchmark, {}).get("param_names", [])
-    cells, previous, issue = [], None, ""
-    for build in builds:
-        state, words = results.verdict_state(build, control, backend, size, scenario)
+    verdicts = [results.verdict_state(b, control, backend, size, scenario) for b in builds]
+    cells, issue = [], ""
+    for build, (state, words), before in zip(builds, verdicts, against):
         probe = build.probe.get((scenario, control, backend, size), {})
         issue = issue or probe.get("issue", "")
         flip = None
-        if previous and previous[0] == build.machine and previous[2] != words:
-            flip = flip_kind(previous[1], state)
+        if before is not None and verdicts[before][1] != words:
+            flip = flip_kind(verdicts[before][0], state)
         cells.append(
             Cell(
                 state,
@@ -159,7 +168,6 @@ def _row(builds, benchmarks, scenario, control, backend, size) -> Row:
                 render.pass_names(probe.get("attribution")),
             )
         )
-        previous = (build.machine, state, words)
     return Row(scenario, control, backend, size, issue, tuple(cells))
 
 
@@ -191,8 +199,10 @@ def _label(build, benchmark: str, combo: tuple, state: str) -> str:
 def matrix_section(scenario: str, rows: list[Row], builds: list[results.BuildResult]) -> str:
     several = len({b.machine for b in builds}) > 1
     heads = "".join(
-        f'<th scope="col" class="build"><span class="tag">{_e(b.tag)}</span>'
-        f'<span class="sub">torch {_e(b.identity.get("torch_version", "?"))}</span>'
+        f'<th scope="col" class="build{" patch" if b.base else ""}"><span class="tag">'
+        f'{_e(b.tag)}</span><span class="sub">torch {_e(b.identity.get("torch_version", "?"))}'
+        "</span>"
+        + (f'<span class="sub">patch of {_e(b.base)}</span>' if b.base else "")
         + (f'<span class="sub">{_e(b.machine)}</span>' if several else "")
         + "</th>"
         for b in builds
@@ -234,8 +244,8 @@ def _harness_failures(rows: list[Row]) -> str:
 
 
 def _wrong_on_latest(rows: list[Row], builds: list[results.BuildResult]) -> str:
-    """How many Inductor rows are wrong on each machine's latest build."""
-    latest = {b.machine: i for i, b in enumerate(builds)}
+    """How many Inductor rows are wrong on each machine's latest build of the timeline."""
+    latest = {b.machine: i for i, b in enumerate(builds) if not b.base}
     inductor = [r for r in rows if r.backend == "inductor"]
     parts = []
     for machine, index in latest.items():
@@ -264,6 +274,54 @@ def _cell(cell: Cell) -> str:
         f'<td class="{classes}" title="{_e(cell.words)}"><a href="{_e(cell.href)}">'
         f'<span class="short">{_e(cell.label)}</span><span class="words">{_e(cell.words)}</span>'
         f"</a>{flip}{attributed}</td>"
+    )
+
+
+def patch_section(builds: list[results.BuildResult]) -> str:
+    """Each patch build beside its base on its machine: what it is (diff, sha256, pull request,
+    files), and what it changes (tools/compare.py: verdicts, corpus programs, cost figures);
+    '' when there is no patch build."""
+    pairs = [(base, b) for b, base in zip(builds, results.compared_with(builds)) if b.base]
+    if not pairs:
+        return ""
+    parts = ['<section id="patches"><h2>Patches beside their base</h2>']
+    for base, patch in pairs:
+        number = (patch.patch or {}).get("pr")
+        link = (f' (<a class="pr" href="{_e(patch.pull_request)}">pull request #{number}</a>)'
+                if number else "")  # fmt: skip
+        parts.append(
+            f'<article class="patch" data-patch="{_e(patch.tag)}" data-machine='
+            f'"{_e(patch.machine)}"><h3>{_e(patch.tag)} on {_e(patch.machine)}: '
+            f"{_e(patch.base)} + {_e((patch.patch or {}).get('diff', '?'))}{link}</h3>"
+            f'<p class="summary">{"<br>".join(_e(line) for line in compare.describe(patch))}</p>'
+        )
+        parts.append(_changes(base, patch))
+        parts.append("</article>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _changes(base: results.BuildResult | None, patch: results.BuildResult) -> str:
+    """What a patch changes against its base, one list per kind (or why it cannot say)."""
+    if base is None:
+        return f'<p class="empty">{_e(patch.base)} has no results on {_e(patch.machine)}.</p>'
+    if failed := next((b for b in (base, patch) if not b.installed), None):
+        why = f"{failed.tag} did not install: {failed.identity.get('error')}"
+        return f'<p class="empty">Not compared: {_e(why)}</p>'
+    flips = {"fixed": "fixed", "BROKEN": "broken", "changed": "changed"}
+    verdicts = [(flips[f.kind], f.describe()) for f in compare.verdict_flips(base, patch)]
+    programs = [(flips[f.kind], f.describe()) for f in compare.program_flips(base, patch)]
+    programs += [("changed", line) for line in compare.corpus_moves(base, patch)]
+    costs = [("cost", move.describe()) for move in compare.cost_moves(base, patch)]
+    lists = [("verdicts", "Verdicts that differ", verdicts),
+             ("corpus", "Generated corpus programs that differ", programs),
+             ("costs", "Cost figures that moved", costs)]  # fmt: skip
+    return "".join(
+        f'<h4>{_e(title)} against {_e(base.tag)} ({len(items)})</h4><ul class="{kind}">'
+        + "".join(f'<li class="{cls}">{_e(text)}</li>' for cls, text in items)
+        + ("" if items else '<li class="empty">none</li>')
+        + "</ul>"
+        for kind, title, items in lists
     )
 
 
@@ -451,8 +509,9 @@ def _e(text) -> str:
     return markup.escape(str(text), quote=True)
 
 
-def _navigation(scenarios: list[str]) -> str:
+def _navigation(scenarios: list[str], patches: bool) -> str:
     links = [f'<a href="#matrix-{_e(s)}">{_e(s)}</a>' for s in scenarios]
+    links += ['<a href="#patches">patches</a>'] if patches else []
     links += ['<a href="#cost">cost charts</a>', '<a href="../index.html">asv site</a>']
     return f"<nav>{' | '.join(links)}</nav>"
 
@@ -464,7 +523,8 @@ def _legend() -> str:
     )
     flips = (
         '<li><span class="v v-exact flip key">\u25b2 fixed / \u25bc broken / \u25c6 changed'
-        "</span> differs from the build to its left (same machine)</li>"
+        "</span> differs from the build it is compared with (same machine: the build of the "
+        "timeline before it; a patch's base)</li>"
         '<li><span class="key pass">pass</span> the Inductor pass attribution names</li>'
     )
     return f'<ul class="states">{items}{flips}</ul>'
@@ -521,6 +581,11 @@ svg .series { fill: none; stroke-width: 2; }
 .swatch { display: inline-block; width: 12px; height: 12px; margin-right: 4px;
   vertical-align: -1px; border-radius: 2px; }
 .empty { color: #57606a; }
+th.patch { background: #fff8c5; }
+article.patch { border-left: 4px solid #bf8700; padding: 0 10px; margin: 8px 0 16px; }
+article.patch h3 { font-size: 15px; margin: 8px 0 4px; } article.patch h4 { margin: 8px 0 2px; }
+article.patch ul { margin: 2px 0; padding-left: 18px; }
+li.fixed { color: #116329; } li.broken { color: #82071e; font-weight: 600; }
 """
 
 SCRIPT = """
