@@ -213,28 +213,40 @@ def found_families(rows: list[dict], corpus: list[Program], run_id: str, workers
     for members in pending.values():
         members.sort(key=lambda r: (len(corpus[r["program"]].statements), r["program"]))
     found: dict[str, dict] = {}
-    while any(pending.values()):
-        heads = [(key, members.pop(0)) for key, members in pending.items() if members]
-        progress(f"{len(heads)} representative(s) to shrink and attribute")
-        made = pool.run(_represent, [
-            (run_id, corpus[row["program"]], key[0], key[1], threads) for key, row in heads
-        ], workers)  # fmt: skip
-        checks = [(family, key, row, member) for (key, row), family in zip(heads, made)
-                  for member in pending[key]]  # fmt: skip
-        if checks:
-            progress(f"{len(checks)} member(s) to check against their representative's pass")
-        same = pool.run(_same_fault, [
-            (run_id, corpus[member["program"]], key[0], family["attribution"], threads)
-            for family, key, _, member in checks
-        ], workers) if checks else []  # fmt: skip
-        joined = {id(row): [row] for _, row in heads}
-        for (_, key, row, member), verdict in zip(checks, same):
-            if verdict is not False:  # True, or None: no pass to tell them apart
-                joined[id(row)].append(member)
-                pending[key].remove(member)
-        for (_, row), family in zip(heads, made):
-            _file(found, family, row, joined[id(row)])
+    shrunk: dict[tuple[int, str], Program] = {}  # (program, backend shrunk on) -> shrunk
+    for phase in (lambda key: key[0] == key[1], lambda key: key[0] != key[1]):
+        while any(members for key, members in pending.items() if phase(key)):
+            _round(pending, phase, corpus, shrunk, found, run_id, workers, threads, progress)
     return sorted(found.values(), key=lambda f: (f["backend"], -f["programs"], f["family"]))
+
+
+def _round(pending, phase, corpus, shrunk, found, run_id, workers, threads, progress) -> None:
+    """One round of `found_families` over the open groups `phase` takes: groups wrong on
+    their own backend first, so that an Inductor row already wrong under aot_eager starts
+    from its program's aot_eager shrink (the first phase's), not from scratch."""
+    heads = [(key, members.pop(0)) for key, members in pending.items() if members and phase(key)]
+    progress(f"{len(heads)} representative(s) to shrink and attribute")
+    made = pool.run(_represent, [
+        (run_id, shrunk.get((row["program"], key[1]), corpus[row["program"]]), key[0], key[1],
+         threads) for key, row in heads
+    ], workers)  # fmt: skip
+    for (key, row), family in zip(heads, made):
+        shrunk.setdefault((row["program"], key[0]), family.pop("program"))
+    checks = [(family, key, row, member) for (key, row), family in zip(heads, made)
+              for member in pending[key]]  # fmt: skip
+    if checks:
+        progress(f"{len(checks)} member(s) to check against their representative's pass")
+    same = pool.run(_same_fault, [
+        (run_id, corpus[member["program"]], key[0], family["attribution"], threads)
+        for family, key, _, member in checks
+    ], workers) if checks else []  # fmt: skip
+    joined = {id(row): [row] for _, row in heads}
+    for (_, key, row, member), verdict in zip(checks, same):
+        if verdict is not False:  # True, or None: no pass to tell them apart
+            joined[id(row)].append(member)
+            pending[key].remove(member)
+    for (_, row), family in zip(heads, made):
+        _file(found, family, row, joined[id(row)])
 
 
 def _candidate_key(row: dict, rows: list[dict], corpus: list[Program]) -> tuple:
@@ -284,6 +296,7 @@ def _represent(run_id: str, program: Program, backend: str, first: str, threads:
         essential_op(small, outcome.wrong),
     )
     return {
+        "program": small,
         "backend": backend,
         "family": fault.describe(),
         "first_wrong": first,
