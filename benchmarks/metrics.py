@@ -201,7 +201,9 @@ METRICS: tuple[Metric, ...] = (
     ),
     Metric(
         "track_wrong_families", CORPUS, unit="families", label="wrong families",
-        doc="Distinct normalized shapes of the wrong programs, once shrunk.",
+        doc="Distinct faults of the wrong programs: where the call first goes wrong, the pass "
+        "attributed, the kinds of wrong coordinate and the op it comes from "
+        "(`benchmarks/corpus/families.py`).",
         gate=EXACT,
     ),
     Metric(

@@ -199,32 +199,51 @@ def found_families(rows: list[dict], corpus: list[Program], run_id: str, workers
     """The wrong rows sorted into families by fault (`families.py`), each row naming its
     family and representative.
 
-    Candidate groups share backend and where the call first goes wrong; a group already wrong
-    before Inductor is split by the op its first wrong coordinate comes from (`essential_op`
-    of the unshrunk program: no pass can tell such rows apart). In rounds, each open group's
-    smallest pending member becomes a representative: shrunk, attributed (Inductor faults),
-    its fault read off the shrunk program; then each pending member of its group is checked
-    against it: with the representative's passes switched off, exact means the same fault and
-    the member joins its family; otherwise it waits for the next round. A representative
-    naming no pass takes its whole group. Families whose faults come out the same are one."""
+    First the rows wrong where they first go wrong (an `aot_eager` row; an Inductor row exact
+    under `aot_eager`). Candidate groups share backend and where the call first goes wrong;
+    an `aot_eager` group is split by the op its first wrong coordinate comes from
+    (`essential_op` of the unshrunk program: no pass can tell such rows apart). In rounds,
+    each open group's smallest pending member becomes a representative: shrunk, attributed
+    (Inductor faults), its fault read off the shrunk program; then each pending member of its
+    group is checked against it: with the representative's passes switched off, exact means
+    the same fault and the member joins its family; otherwise it waits for the next round. A
+    representative naming no pass takes its whole group. Families whose faults come out the
+    same are one.
+
+    Then the Inductor rows already wrong under `aot_eager`: one group per `aot_eager` family
+    of their programs, represented by that family's representative where it is a member,
+    whose shrink starts from the `aot_eager` one (kept when still wrong under Inductor)."""
     threads = torch.get_num_threads()
     wrong = [r for r in rows if r["wrong_elements"]]
-    pending = group(wrong, lambda r: _candidate_key(r, rows, corpus))
-    for members in pending.values():
-        members.sort(key=lambda r: (len(corpus[r["program"]].statements), r["program"]))
+    own = [r for r in wrong if first_wrong(r, rows) == r["backend"]]
     found: dict[str, dict] = {}
     shrunk: dict[tuple[int, str], Program] = {}  # (program, backend shrunk on) -> shrunk
-    for phase in (lambda key: key[0] == key[1], lambda key: key[0] != key[1]):
-        while any(members for key, members in pending.items() if phase(key)):
-            _round(pending, phase, corpus, shrunk, found, run_id, workers, threads, progress)
+    pending = group(own, lambda r: _candidate_key(r, rows, corpus))
+    _rounds(pending, corpus, shrunk, found, run_id, workers, threads, progress)
+    before = [r for r in wrong if first_wrong(r, rows) != r["backend"]]
+    families_before = {(r["program"], r["backend"]): r for r in own}
+    pending = group(before, lambda r: (r["backend"], first_wrong(r, rows), families_before[
+        (r["program"], first_wrong(r, rows))]["family"]))  # fmt: skip
+    _rounds(pending, corpus, shrunk, found, run_id, workers, threads, progress,
+            first=lambda key, r: r["program"] == found[key[2]]["representative"])  # fmt: skip
     return sorted(found.values(), key=lambda f: (f["backend"], -f["programs"], f["family"]))
 
 
-def _round(pending, phase, corpus, shrunk, found, run_id, workers, threads, progress) -> None:
-    """One round of `found_families` over the open groups `phase` takes: groups wrong on
-    their own backend first, so that an Inductor row already wrong under aot_eager starts
-    from its program's aot_eager shrink (the first phase's), not from scratch."""
-    heads = [(key, members.pop(0)) for key, members in pending.items() if members and phase(key)]
+def _rounds(pending, corpus, shrunk, found, run_id, workers, threads, progress,
+            first=lambda key, row: False) -> None:  # fmt: skip
+    """`_round` until every group's members are filed; `first(key, row)` puts a member at
+    the head of its group (else the smallest program comes first)."""
+    for key, members in pending.items():
+        members.sort(key=lambda r: (not first(key, r), len(corpus[r["program"]].statements),
+                                    r["program"]))  # fmt: skip
+    while any(pending.values()):
+        _round(pending, corpus, shrunk, found, run_id, workers, threads, progress)
+
+
+def _round(pending, corpus, shrunk, found, run_id, workers, threads, progress) -> None:
+    """One round of `found_families`: each open group's head represents it (shrunk from its
+    program's earlier shrink where there is one), then its other members are checked."""
+    heads = [(key, members.pop(0)) for key, members in pending.items() if members]
     progress(f"{len(heads)} representative(s) to shrink and attribute")
     made = pool.run(_represent, [
         (run_id, shrunk.get((row["program"], key[1]), corpus[row["program"]]), key[0], key[1],
