@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from .program import VIEWS, Program
 
 KINDS = (
+    ("unaliased_", "later call on unaliased inputs"),
     ("second_", "second call"),
     ("alias_returns", "returns' aliasing"),
     ("alias_", "output alias"),
@@ -83,7 +84,9 @@ def essential_op(program: Program, coordinates: Iterable[str]) -> str:
         name = _tensor(coordinate, program)
         if name is None:
             continue
-        if name in producers and not coordinate.startswith(("in_", "view_", "second_in_")):
+        if name in producers and not coordinate.startswith(
+            ("in_", "view_", "second_in_", "unaliased_in_")
+        ):
             return producers[name].op
         if found := _last_write(program, name, producers):
             return found

@@ -1,12 +1,15 @@
 """The oracle: a program compiled for a backend against the plain eager call, exactly.
 
-Three runs on fresh inputs, each against eager on its own fresh inputs:
+Runs on fresh inputs, each against eager on its own fresh inputs:
 
 - one call, checked with the snapshot contract (`contract.check` with the eager reference:
   every return, every input, every view taken before the call, storage kept, and the output
   alias probe);
 - two calls in a row: `second_ret_<name>` and `second_in_<name>` compare the second call's
   returns and the inputs after it with eager's after two calls;
+- for a program whose inputs overlap in memory, two more calls of the same compiled function
+  on independent inputs of the same layouts (`unaliased_ret_<name>`, `unaliased_in_<name>`):
+  inputs aliased differently from the first call;
 - one more call, `alias_returns`: the returns' aliasing of each other. A distinct value is
   written through each return in turn, compiled and in eager, and the elements of every
   return that change must be the same: two returns that share storage in eager must share it
@@ -66,10 +69,11 @@ def judge_coordinates(program: Program, backend: str) -> Outcome:
         with torch.no_grad():
             verdict = check(compiled, case, reference=fn)
             second = _second_call_wrong(program, fn, compiled)
+            unaliased = _unaliased_calls_wrong(program, fn, compiled)
             shared = _returns_alias_wrong(program, fn, compiled)
     except Exception as exc:  # noqa: BLE001  a compile or runtime failure is this result
         return Outcome({}, error=f"{exception_name(exc)}: {str(exc).strip()[:300]}")
-    wrong = {**_verdict_wrong(verdict), **second, **shared}
+    wrong = {**_verdict_wrong(verdict), **second, **shared, **unaliased}
     return Outcome({k: v for k, v in wrong.items() if v})
 
 
@@ -108,6 +112,17 @@ def _second_call_wrong(program: Program, fn, compiled) -> dict[str, int]:
     for spec, mine, reference in zip(program.inputs, ours, theirs):
         wrong[f"second_in_{spec.name}"] = count_wrong(mine, reference)
     return wrong
+
+
+def _unaliased_calls_wrong(program: Program, fn, compiled) -> dict[str, int]:
+    """For a program whose inputs overlap, after the calls above on overlapping inputs: two more
+    calls of the same compiled function on independent inputs of the same layouts
+    (`Program.independent`), against eager's two calls (`unaliased_ret_*`, `unaliased_in_*`).
+    Dynamo must guard on how the inputs alias and compile again."""
+    if not program.overlapping_inputs():
+        return {}
+    wrong = _second_call_wrong(program.independent(), fn, compiled)
+    return {key.replace("second_", "unaliased_", 1): count for key, count in wrong.items()}
 
 
 def _returns_alias_wrong(program: Program, fn, compiled) -> dict[str, int]:

@@ -13,6 +13,9 @@ line per coordinate, `exact` or `WRONG` with both values:
                         coordinate is wrong)
     returns alias       a write through each return changes the same elements of the returns
                         (when `alias_returns` is wrong)
+    unaliased call ...  after the calls on inputs that overlap in memory, two calls on inputs
+                        of the same layouts in storages of their own (when an `unaliased_`
+                        coordinate is wrong: the graph compiled for the overlap reused)
 
 Every probe runs on fresh inputs, like the oracle's, so one probe's writes cannot show up as
 another's fault. `tests/test_corpus_repro.py` runs repros in a fresh interpreter and checks
@@ -76,6 +79,19 @@ for name, e, g in zip(NAMES, eager_inputs, compiled_inputs):
     show(f"second call: input {name}", g, e)
 """
 
+_UNALIASED = """
+# unaliased calls: the same compiled function, now on inputs in storages of their own
+eager_inputs, compiled_inputs = independent_inputs(), independent_inputs()
+program(*eager_inputs)
+expected = as_tuple(program(*eager_inputs))
+compiled(*compiled_inputs)
+got = as_tuple(compiled(*compiled_inputs))
+for i, e in enumerate(expected):
+    show(f"unaliased call: return {i}", got[i] if i < len(got) else None, e)
+for name, e, g in zip(NAMES, eager_inputs, compiled_inputs):
+    show(f"unaliased call: input {name}", g, e)
+"""
+
 _RETURNS_ALIAS = """
 # returns alias: a write through each return must change the same elements of every return
 eager_out, compiled_out = as_tuple(program(*inputs())), as_tuple(compiled(*inputs()))
@@ -94,22 +110,30 @@ for i in range(len(eager_out)):
 def repro(program: Program, backend: str, coordinates=()) -> str:
     """The paste-ready script for `program` compiled for `backend`, with the probes that the
     wrong `coordinates` (oracle names) need."""
-    inputs = ",\n        ".join(i.expression() for i in program.inputs)
     names = ", ".join(repr(i.name) for i in program.inputs)
+    keys = set(coordinates)
+    unaliased = any(key.startswith("unaliased_") for key in keys)
+    independent = (
+        program.independent()
+        .inputs_source()
+        .replace("def inputs():", "def independent_inputs():", 1)
+    )
     parts = [
         _HEADER,
         f"\n{program.source()}\n",
-        f"def inputs():\n    return [\n        {inputs},\n    ]\n\n",
+        f"{program.inputs_source()}\n",
+        f"{independent}\n" if unaliased else "",
         f"NAMES = [{names}]\n",
         f'compiled = torch.compile(program, backend="{backend}", fullgraph=True, dynamic=False)\n',
         "torch.set_grad_enabled(False)\n",
         _ONE_CALL,
     ]
-    keys = set(coordinates)
     if any(key.startswith("alias_") and key != "alias_returns" for key in keys):
         parts.append(_ALIAS)
     if any(key.startswith("second_") for key in keys):
         parts.append(_SECOND)
+    if unaliased:
+        parts.append(_UNALIASED)
     if "alias_returns" in keys:
         parts.append(_RETURNS_ALIAS)
     return "".join(parts)

@@ -17,7 +17,6 @@ for the scenarios; `$WRITEBACK_CORPUS_SCREEN=0` judges every program alone.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import time
@@ -165,7 +164,7 @@ def _judge_chunk(
 def _row(index: int, program: Program, backend: str, outcome: Outcome, how: str) -> dict:
     return {
         "program": index,
-        "program_hash": program_hash(program),
+        "program_hash": program.hash(),
         "backend": backend,
         "judged": how,
         "wrong_elements": outcome.total,
@@ -177,12 +176,6 @@ def _row(index: int, program: Program, backend: str, outcome: Outcome, how: str)
         "representative": None,
         "attribution": None,
     }
-
-
-def program_hash(program: Program) -> str:
-    """The program's identity across builds: sha256 of its source and inputs (16 hex digits)."""
-    text = program.source() + repr(program.inputs)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def first_wrong(row: dict, rows: list[dict]) -> str:

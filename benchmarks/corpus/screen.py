@@ -49,7 +49,10 @@ def combine(programs: list[Program]) -> Program:
         def renamed(name: str, k=k) -> str:
             return f"p{k}_{name}"
 
-        inputs += [replace(spec, name=renamed(spec.name)) for spec in program.inputs]
+        inputs += [
+            replace(spec, name=renamed(spec.name), base=spec.base and renamed(spec.base))
+            for spec in program.inputs
+        ]
         statements += [
             replace(s, out=renamed(s.out) if s.out else None, args=tuple(map(renamed, s.args)))
             for s in program.statements
