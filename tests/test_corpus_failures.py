@@ -14,6 +14,7 @@ from benchmarks import attribution, corpus, known_failures
 from benchmarks.corpus import catalogue, generate, oracle, run
 from benchmarks.corpus.program import Input, Program, Statement
 from benchmarks.machine import build_folder
+from tests import corpus_history
 from tools import asv_project, expected, history, report, results
 from tools import ledger as ledger_repo
 
@@ -79,7 +80,7 @@ def test_a_program_that_fails_to_compile_is_counted(record):
 
 def test_the_report_lists_it_with_its_first_error_line_as_a_failure(record, tmp_path):
     build = _build(tmp_path, record)
-    lines = "\n".join(report.corpus_lines(build))
+    lines = "\n".join(_corpus_lines(build))
     assert "Failed to compile or run (1 program(s) of `seed0-50`)" in lines
     assert f"- inductor program 1: `{CRASH}` (not a known state" in lines
     assert "second line" not in lines
@@ -92,7 +93,7 @@ def test_a_known_failure_is_listed_with_its_reason_and_fails_nothing(record, tmp
     build = _build(tmp_path, record)
     known = known_failures.KnownFailure("RuntimeError: planted", "planted here", ("2.13",))
     monkeypatch.setattr(known_failures, "KNOWN_FAILURES", (known,))
-    assert f"- inductor program 1: `{CRASH}` (known: planted here)" in report.corpus_lines(build)
+    assert f"- inductor program 1: `{CRASH}` (known: planted here)" in _corpus_lines(build)
     assert "## Failures" not in report.render([build])
     assert history.corpus_failures([build], {build.commit}) == []
     other_release = known_failures.KnownFailure("RuntimeError: planted", "planted", ("2.14",))
@@ -103,14 +104,18 @@ def test_a_known_failure_is_listed_with_its_reason_and_fails_nothing(record, tmp
 def test_the_report_shows_a_familys_attribution(record, tmp_path):
     found = {**attribution.empty_result(""), "method": "ablation", "backend": "inductor",
              "subsystem": "post_grad_passes", "pass": "planted_pass", "seconds": 12.5}  # fmt: skip
-    family = {"backend": "inductor", "family": "add_(i0)", "programs": 2, "members": [0, 2],
-              "repro": "import torch\n", "catalogue": "new", "representative": 2,
+    family = {**corpus_history.family("torch-2.13.0", "inductor: planted", [2, 0]),
               "attribution": found}  # fmt: skip
-    lines = report.corpus_lines(_build(tmp_path, {**record, "families": [family]}))
+    lines = _corpus_lines(_build(tmp_path, {**record, "families": [family]}))
     assert (
-        "  which pass (attributed on the repro, of program 2): `planted_pass` (ablation, "
+        "  - which pass (attributed on the repro, of program 2): `planted_pass` (ablation, "
         "post_grad_passes), 12.5 s"
     ) in lines
+
+
+def _corpus_lines(build: results.BuildResult) -> list[str]:
+    """The report's corpus lines of `build`, its families followed over it alone."""
+    return report.corpus_lines(build, results.family_histories([build]))
 
 
 def test_make_expected_gates_the_failed_count(record, tmp_path):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import corpus_history
 from tools import builds, ledger, render, report, results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -245,3 +246,83 @@ def test_the_summary_compares_a_patch_with_its_base_and_the_next_release_with_th
     assert f"{PATCH} (torch 2.14.1+cu130), a patch of torch-2.14.1: 10 wrong verdicts" in text
     after = text.split("torch-2.15.0 (torch 2.15.0+cu132)", 1)[1]
     assert "fixed since torch-2.14.1: snapshot_swap.explicit_copies" in after
+
+
+def test_the_model_follows_each_corpus_family_over_the_builds(tmp_path):
+    older, newer = corpus_history.two_builds(tmp_path / "results")
+    histories = results.family_histories([older, newer])
+    assert list(histories) == [corpus_history.CORPUS]
+    families = histories[corpus_history.CORPUS]
+    alias, noop, stale, unfold = (corpus_history.ALIAS, corpus_history.NOOP,
+                                  corpus_history.STALE, corpus_history.UNFOLD)  # fmt: skip
+    assert list(families) == [alias, noop, stale, unfold]  # inductor's first, newest first
+    assert {name: h.counts for name, h in families.items()} == {
+        alias: (2, 3),
+        noop: (0, 1),
+        stale: (1, 0),
+        unfold: (1, None),
+    }
+    assert families[alias].members == ((1, 4), (1, 4, 5)) and families[alias].newest_count == 3
+    assert (families[alias].first_build, families[alias].last_build) == (older, newer)
+    assert (families[stale].first_build, families[stale].last_build) == (older, older)
+    assert families[noop].first_build is newer
+    assert families[alias].passes == (corpus_history.PASS,)
+    assert families[alias].catalogue == "aliasing.copy_of_mutated_input"
+    assert families[alias].repro == corpus_history.repro("torch-2.15.0", alias)
+    assert families[unfold].repro == corpus_history.repro("torch-2.13.0", unfold)
+    assert families[unfold].passes == () and "aot_eager" in families[unfold].attribution["note"]
+    assert results.family_histories([newer])[corpus_history.CORPUS][alias].counts == (3,)
+
+
+def test_the_report_shows_each_family_with_its_builds_pass_and_repro(tmp_path):
+    builds_ = corpus_history.two_builds(tmp_path / "results")
+    text = report.render(builds_)
+    newest = _section(text, "## torch-2.15.0 (torch 2.15.0) on m")
+    assert "Generated corpus `seed0-50` (8 programs; inductor: 4 wrong), 2 families:" in newest
+    family = newest.split(f"- **{corpus_history.ALIAS}**: 3 program(s) (1, 4, 5)\n", 1)[1]
+    family = family.split("\n- **", 1)[0].splitlines()
+    assert family[:4] == [
+        "  - wrong on 2 of the 2 build(s) of m that judged it: first torch-2.13.0, last "
+        "torch-2.15.0",
+        "  - which pass (attributed on the repro, of program 1): `reinplace_inplaceable_ops` "
+        "(ablation, post_grad_passes), 3.5 s",
+        "  - catalogue: aliasing.copy_of_mutated_input",
+        "  - shrunk (program 1): `t0=clone(i0) [inductor:]`",
+    ]
+    script = corpus_history.repro("torch-2.15.0", corpus_history.ALIAS).rstrip().splitlines()
+    fence = family.index("    ```python")
+    assert family[fence + 1 : fence + 1 + len(script)] == [f"    {s}".rstrip() for s in script]
+    assert family[fence + 1 + len(script)] == "    ```"
+    older = _section(text, "## torch-2.13.0 (torch 2.13.0) on m")
+    assert "(8 programs; inductor: 3 wrong, aot_eager: 1 wrong), 3 families:" in older
+    stale = older.split(f"- **{corpus_history.STALE}**", 1)[1].splitlines()
+    assert stale[1] == "  - wrong on 1 of the 2 build(s) of m that judged it: torch-2.13.0"
+    unfold = older.split(f"- **{corpus_history.UNFOLD}**", 1)[1].splitlines()
+    assert unfold[1].startswith("  - wrong on 1 of the 1 build(s) of m")
+    assert unfold[2].startswith("  - which pass (attributed on the repro, of program 2): not "
+                                "attributed: already wrong with aot_eager")  # fmt: skip
+
+
+def test_a_corpus_record_of_an_older_version_is_not_followed(tmp_path):
+    """A record whose families are keyed by op sequence (no `first_wrong`, `kinds`,
+    `skeleton`) names no family of the current version: the report says so and still lists
+    its failed programs; the model counts the build as not measured."""
+    older, newer = corpus_history.two_builds(tmp_path / "results")
+    record = json.loads(next(tmp_path.glob("results/generated/m/*2.13.0*/*/corpus/*")).read_text())
+    old_rows = [{k: v for k, v in row.items() if k != "program_hash"} for row in record["rows"]]
+    old_rows[0]["error"] = "RuntimeError: planted"
+    old_families = [{"backend": "inductor", "family": "t0=clone(i0)", "programs": 2,
+                     "members": [1, 4], "repro": "import torch\n", "catalogue": "new",
+                     "representative": 1, "attribution": None}]  # fmt: skip
+    older = corpus_history.build(
+        tmp_path / "results", "2.13.0", "a", {**record, "rows": old_rows, "families": old_families}
+    )
+    assert results.family_histories([older]) == {}
+    counts = results.family_histories([older, newer])[corpus_history.CORPUS]
+    assert counts[corpus_history.ALIAS].counts == (None, 3)
+    lines = report.corpus_lines(older, {})
+    assert "Families not shown: recorded by an older version of the corpus" in lines[2]
+    assert (
+        "- inductor program 0: `RuntimeError: planted` (not a known state: fails "
+        "`make history`)" in lines
+    )

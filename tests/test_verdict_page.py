@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from playwright import sync_api as playwright
 
+from tests import corpus_history
 from tests.test_harness_failures import BROKE, plant_harness_failure
 from tools import offline_site, render, results, verdict_page
 from tools.site_browser import Server, chromium
@@ -332,4 +333,101 @@ def test_each_patch_stands_beside_its_base_with_its_flips_and_cost_deltas(browse
         assert any(" -> " in line and "(x0." in line for line in costs), costs
         ticks = page.locator("#cost svg text.tick").all_text_contents()
         assert "torch-2.14.1" in ticks and PATCH not in ticks
+        assert offline.blocked == [] and offline.errors == []
+
+
+def _corpus_page(tmp_path: Path) -> Path:
+    """The page of the two builds of tests/corpus_history.py (corpus records, nothing else)."""
+    builds = corpus_history.two_builds(tmp_path / "results")
+    return verdict_page.write(tmp_path / "html" / verdict_page.PAGE, builds, {})
+
+
+def _family(page, name: str):
+    return page.locator(f'#corpus table[data-corpus="{corpus_history.CORPUS}"] tbody.family'
+                        f'[data-family="{name}"]')  # fmt: skip
+
+
+def test_the_corpus_section_shows_each_family_over_the_builds(browser, tmp_path):
+    alias, noop, stale, unfold = (corpus_history.ALIAS, corpus_history.NOOP,
+                                  corpus_history.STALE, corpus_history.UNFOLD)  # fmt: skip
+    with opened(browser, _corpus_page(tmp_path).as_uri(), "corpus") as offline:
+        page = offline.page
+        page.click('nav a[href="#corpus"]')
+        families = page.locator("#corpus tbody.family")
+        assert [f.get_attribute("data-family") for f in families.all()] == [
+            alias,
+            noop,
+            stale,
+            unfold,
+        ]
+        cells = {  # per build: (state, what the cell says)
+            alias: [("v-wrong", "2 programs"), ("v-wrong", "3 programs")],
+            noop: [("v-not-found", "not found"), ("v-wrong", "1 program")],
+            stale: [("v-wrong", "1 program"), ("v-not-found", "not found")],
+            unfold: [("v-wrong", "1 program"), ("v-not-run", "not measured")],
+        }
+        for name, expected in cells.items():
+            row = _family(page, name)
+            assert row.locator("th").first.inner_text() == name
+            shown = row.locator("td.v").evaluate_all(
+                "cells => cells.map(c => [[...c.classList].find(k => k.startsWith('v-')), "
+                "c.querySelector('.short').textContent])"
+            )
+            assert [tuple(cell) for cell in shown] == expected, name
+            assert row.locator("td.v").last.is_visible()
+        newest = _family(page, alias).locator("td.v").nth(1)
+        assert newest.get_attribute("title") == "wrong: 3 programs (1, 4, 5)"
+        assert "flip-fixed" in _family(page, stale).locator("td.v").nth(1).get_attribute("class")
+        assert "flip-broken" in _family(page, noop).locator("td.v").nth(1).get_attribute("class")
+        assert _family(page, alias).locator("td.members").inner_text() == "3"
+        assert _family(page, alias).locator(".pass").inner_text() == corpus_history.PASS
+        assert _family(page, stale).locator(".pass").inner_text() == "remove_noop_ops"
+        assert (
+            _family(page, unfold)
+            .locator("td.no-pass")
+            .inner_text()
+            .startswith("not attributed: already wrong with aot_eager")
+        )
+        catalogue = {n: _family(page, n).locator("td.catalogue").inner_text() for n in cells}
+        assert catalogue == {alias: "aliasing.copy_of_mutated_input", noop: "new",
+                             stale: "new", unfold: "new"}  # fmt: skip
+        page.check("#only-inductor")
+        assert not _family(page, unfold).is_visible() and _family(page, alias).is_visible()
+        assert offline.blocked == [] and offline.errors == []
+
+
+NO_CLIPBOARD = "Object.defineProperty(Navigator.prototype, 'clipboard', {get: () => undefined});"
+
+
+@pytest.mark.parametrize("clipboard", [True, False], ids=["clipboard", "no-clipboard"])
+def test_a_familys_repro_unfolds_and_copies(browser, tmp_path, clipboard):
+    """The copy button puts the newest repro on the clipboard; without a clipboard API, into
+    a text area beside it, selected, so Ctrl+C copies it."""
+    script = corpus_history.repro("torch-2.15.0", corpus_history.ALIAS)
+    with opened(browser, _corpus_page(tmp_path).as_uri(), "corpus-copy") as offline:
+        page = offline.page
+        if clipboard:
+            offline.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        else:
+            page.add_init_script(NO_CLIPBOARD)
+            page.reload()
+        family = _family(page, corpus_history.ALIAS)
+        repro = family.locator("pre.repro")
+        assert not repro.is_visible()
+        family.locator("summary").click()
+        assert repro.is_visible() and repro.text_content() == script
+        assert "(newest: torch-2.15.0)" in family.locator("summary").inner_text()
+        family.locator("button.copy").click()
+        if clipboard:
+            page.wait_for_function("() => document.querySelector("
+                                   "'#corpus button.copy').textContent === 'copied'")  # fmt: skip
+            assert page.evaluate("navigator.clipboard.readText()") == script
+            assert family.locator("textarea.copied").count() == 0
+        else:
+            area = family.locator("textarea.copied")
+            assert area.is_visible() and area.input_value() == script
+            selected = area.evaluate(
+                "a => [document.activeElement === a, a.selectionStart, a.selectionEnd]"
+            )
+            assert selected == [True, 0, len(script)]
         assert offline.blocked == [] and offline.errors == []

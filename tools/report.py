@@ -33,6 +33,8 @@ def render(builds: list[results.BuildResult]) -> str:
     if not builds:
         return "No results yet: run `make history` (or `asv run`) first."
     parts = ["# writeback history", ""]
+    histories = {machine: results.family_histories([b for b in builds if b.machine == machine])
+                 for machine in {b.machine for b in builds}}  # fmt: skip
     for build in builds:
         parts += [f"## {build.label} on {build.machine}", "", _identity_line(build), ""]
         if stale := stale_line(build):
@@ -44,7 +46,7 @@ def render(builds: list[results.BuildResult]) -> str:
         parts += [values_table(build), ""]
         if attributed := attribution_lines(build):
             parts += ["Which pass (attribution, with the time it took):", "", *attributed, ""]
-        parts += corpus_lines(build)
+        parts += corpus_lines(build, histories[build.machine])
         for scenario in results.cost_scenarios(build):
             parts += [words.cost_section(scenario, *cost_rows(build, scenario)), ""]
     parts += ["## Correctness over all builds", "", matrix(builds), ""]
@@ -214,22 +216,21 @@ def column_name(build: results.BuildResult, machines: bool) -> str:
     return build.tag + patched + (f" ({build.machine})" if machines else "")
 
 
-def corpus_lines(build: results.BuildResult) -> list[str]:
-    """The generated corpora this build ran: wrong programs, each family's shrunk repro and
-    attribution, and every program that failed, with its first error line."""
+def corpus_lines(build: results.BuildResult, histories: dict) -> list[str]:
+    """The generated corpora this build ran: its wrong programs, each family of them
+    (`family_lines`; `histories`: `results.family_histories` of this machine's builds in the
+    report), and every program that failed, with its first error line."""
     lines = []
     failed = results.failed_programs([build])
     for record in results.corpus_records(build):
-        wrong = {b: sum(1 for r in record["rows"] if r["backend"] == b and r.get("wrong_elements"))
-                 for b in record.get("backends", [])}  # fmt: skip
-        counts = ", ".join(f"{b}: {n} wrong" for b, n in wrong.items())
-        lines += [f"Generated corpus `{record['corpus']}` ({record['programs']} programs; "
-                  f"{counts}), families:", ""]  # fmt: skip
-        for family in record.get("families", []):
-            lines += [f"- {family['backend']}: {family['programs']} program(s), catalogue: "
-                      f"{family['catalogue']}", *_family_attribution(family), "", "  ```python",
-                      *("  " + line for line in family["repro"].rstrip().splitlines()),
-                      "  ```", ""]  # fmt: skip
+        lines += [_corpus_heading(record), ""]
+        if results.current_corpus_record(record):
+            for family in record["families"]:
+                lines += family_lines(family, histories[record["corpus"]][family["family"]])
+        else:  # families of an older corpus version: other groupings, not followed here
+            lines += ["Families not shown: recorded by an older version of the corpus (no "
+                      "`first_wrong`, `kinds` or `skeleton`); measure the build again to see "
+                      "them.", ""]  # fmt: skip
         mine = [f for f in failed if f.corpus == record["corpus"]]
         if mine:
             lines += [f"Failed to compile or run ({len(mine)} program(s) of "
@@ -240,12 +241,63 @@ def corpus_lines(build: results.BuildResult) -> list[str]:
     return lines
 
 
+def _corpus_heading(record: dict) -> str:
+    """`Generated corpus `seed0-50` (50 programs; inductor: 3 wrong, aot_eager: 1 wrong), 2
+    families:`."""
+    wrong = {b: sum(1 for r in record["rows"] if r["backend"] == b and r.get("wrong_elements"))
+             for b in record.get("backends", [])}  # fmt: skip
+    counts = ", ".join(f"{b}: {n} wrong" for b, n in wrong.items())
+    families = len(record.get("families", []))
+    named = f"{families} {'family' if families == 1 else 'families'}"
+    return (f"Generated corpus `{record['corpus']}` ({record['programs']} programs; {counts}), "
+            f"{named}{':' if families else '.'}")  # fmt: skip
+
+
+SHOWN_MEMBERS = 10
+"""Member programs a family lists by number; the rest are counted."""
+
+
+def family_lines(family: dict, history: results.FamilyHistory) -> list[str]:
+    """One family of a build's corpus record: the fault in words, its programs here, the
+    builds where it is wrong (`history`), its pass, the catalogue entries with the same fault,
+    the shrunk program's skeleton and the repro."""
+    members = family["members"]
+    shown = ", ".join(map(str, members[:SHOWN_MEMBERS]))
+    shown += f" and {len(members) - SHOWN_MEMBERS} more" if len(members) > SHOWN_MEMBERS else ""
+    repro = [f"    {line}".rstrip() for line in family["repro"].rstrip().splitlines()]
+    return [
+        f"- **{family['family']}**: {family['programs']} program(s) ({shown})",
+        f"  - {wrong_builds(history)}",
+        *_family_attribution(family),
+        f"  - catalogue: {family['catalogue']}",
+        f"  - shrunk (program {family['representative']}): `{family['skeleton']}`",
+        "  - repro (paste into `python` with this build installed):",
+        "",
+        "    ```python",
+        *repro,
+        "    ```",
+        "",
+    ]
+
+
+def wrong_builds(history: results.FamilyHistory) -> str:
+    """Where a family is wrong among the builds of its history (the report's builds of one
+    machine): `wrong on 2 of the 3 builds of vm that judged it: first torch-2.13.0, last
+    torch-2.15.0`, or `...: torch-2.15.0` where it is wrong on one."""
+    judged = sum(1 for count in history.counts if count is not None)
+    wrong = sum(1 for count in history.counts if count)
+    first, last = (build.tag or build.name for build in (history.first_build, history.last_build))
+    where = f"first {first}, last {last}" if wrong > 1 else first
+    return (f"wrong on {wrong} of the {judged} build(s) of {history.first_build.machine} that "
+            f"judged it: {where}")  # fmt: skip
+
+
 def _family_attribution(family: dict) -> list[str]:
     """The family's attribution, made on its representative (a record without one: none)."""
     found = family.get("attribution")
     if not found:
         return []
-    return [f"  which pass (attributed on the repro, of program {family['representative']}): "
+    return [f"  - which pass (attributed on the repro, of program {family['representative']}): "
             f"{words.attribution_text(found)}"]  # fmt: skip
 
 

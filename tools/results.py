@@ -19,7 +19,8 @@ The verdict of a row (`verdict_state`: its state and its words) is `exact`, `wro
 torch), `skipped: why` (an expected state), `failed: why` (a real failure) or `not run (why)`
 (nothing was measured). What counts as a failure: `failures` (a build that did not install, a
 harness failure, a crashed attribution, a failed benchmark) and `failed_programs` (corpus
-programs, known or not).
+programs, known or not). The generated corpus: `corpus_records` (a build's records, as
+saved) and `family_histories` (each family of wrong programs, one fault, over the builds).
 """
 
 from __future__ import annotations
@@ -325,6 +326,105 @@ def corpus_records(build: BuildResult) -> list[dict]:
     key = build_folder(build.identity)
     folder = build.results_dir / "generated" / build.machine / key
     return [json.loads(path.read_text()) for path in sorted(folder.glob("*/corpus/*.json"))]
+
+
+FAMILY_FIELDS = ("first_wrong", "kinds", "skeleton")
+"""Fields every family of the current corpus version has (families by fault,
+`benchmarks/corpus/families.py`); a family of an older record (by op sequence) lacks them."""
+
+
+def current_corpus_record(record: dict) -> bool:
+    """Whether a corpus record is of the current corpus version: its rows carry
+    `program_hash`, its families the fields of a fault (`FAMILY_FIELDS`). An older record's
+    families are other groupings under other names: they are not followed across builds
+    (asv's publish leaves the record's counts out too, their benchmark version differs)."""
+    return all("program_hash" in row for row in record["rows"]) and all(
+        all(name in family for name in FAMILY_FIELDS) for family in record["families"]
+    )
+
+
+@dataclass(frozen=True)
+class FamilyHistory:
+    """One family of wrong corpus programs (one fault, `benchmarks/corpus/families.py`) over
+    the builds it was asked of. `family`, the fault in words, is its identity across builds;
+    what it says of itself (pass, catalogue match, skeleton, repro) is from the newest build
+    where it is wrong."""
+
+    corpus: str
+    backend: str
+    family: str
+    members: tuple[tuple[int, ...] | None, ...]
+    """Per build, in the order given: the programs in the family there; () where the build
+    judged the corpus on this backend and no program has this fault; None where the build has
+    no record of the corpus on this backend (or one of an older corpus version)."""
+    first_build: BuildResult
+    """The first build where it is wrong."""
+    last_build: BuildResult
+    """The last build where it is wrong."""
+    passes: tuple[str, ...]
+    attribution: dict
+    catalogue: str
+    """The catalogue controls with the same fault, comma-separated, or `new`."""
+    skeleton: str
+    repro: str
+    representative: int
+
+    @property
+    def counts(self) -> tuple[int | None, ...]:
+        """Per build: its member count, 0 where it is not found, None where not measured."""
+        return tuple(None if found is None else len(found) for found in self.members)
+
+    @property
+    def newest_count(self) -> int:
+        """Its member count on the newest build where it is wrong."""
+        return next(len(found) for found in reversed(self.members) if found)
+
+
+def family_histories(builds: list[BuildResult]) -> dict[str, dict[str, FamilyHistory]]:
+    """Corpus -> family -> its history over `builds` (in their order), for every corpus of
+    which a build has a record of the current version (`current_corpus_record`; {} for a
+    corpus whose programs were exact everywhere): its families by backend, in the order the
+    records name the backends, each backend's in the newest record's order first."""
+    records = [_current_records(build) for build in builds]
+    histories = {}
+    for corpus in sorted({name for by_corpus in records for name in by_corpus}):
+        backend_of: dict[str, str] = {}
+        for by_corpus in reversed(records):
+            for family in by_corpus.get(corpus, {}).get("families", []):
+                backend_of.setdefault(family["family"], family["backend"])
+        order = list(dict.fromkeys(
+            b for by_corpus in records if corpus in by_corpus for b in by_corpus[corpus]["backends"]
+        ))  # fmt: skip
+        names = sorted(backend_of, key=lambda name: order.index(backend_of[name]))
+        histories[corpus] = {
+            name: _history(corpus, name, backend_of[name], records, builds) for name in names
+        }
+    return histories
+
+
+def _current_records(build: BuildResult) -> dict[str, dict]:
+    """The build's corpus records of the current corpus version, by corpus (an older one is
+    left out: `current_corpus_record`)."""
+    return {r["corpus"]: r for r in corpus_records(build) if current_corpus_record(r)}
+
+
+def _history(corpus: str, name: str, backend: str, records: list[dict],
+             builds: list[BuildResult]) -> FamilyHistory:  # fmt: skip
+    members, newest = [], {}
+    for by_corpus in records:
+        record = by_corpus.get(corpus)
+        if record is None or backend not in record["backends"]:
+            members.append(None)
+            continue
+        family = next((f for f in record["families"] if f["family"] == name), None)
+        members.append(tuple(family["members"]) if family else ())
+        newest = family or newest
+    wrong = [build for build, found in zip(builds, members) if found]
+    return FamilyHistory(
+        corpus, backend, name, tuple(members), wrong[0], wrong[-1], tuple(newest["passes"]),
+        newest["attribution"], newest["catalogue"], newest["skeleton"], newest["repro"],
+        newest["representative"],
+    )  # fmt: skip
 
 
 def failed_programs(builds: list[BuildResult]) -> list[FailedProgram]:

@@ -14,6 +14,9 @@ install records; the builds of every ledger branch) and shows:
     (`../#benchmark?p-...`);
   - each patch build beside its base (tools/compare.py): its diff and pull request, every
     verdict and corpus program it flips, every cost figure it moves;
+  - per generated corpus, every family of wrong programs (one fault: results.family_histories)
+    over the builds: one cell per build (wrong with its programs, not found, not measured),
+    its member count, pass and catalogue match, and its repro, folded, with a copy button;
   - the cost of every correct control over the builds of the timeline (patches are beside
     their base above): one SVG line chart per (scenario, metric, size) for every Cost metric
     with a chart title in benchmarks/metrics.py (runtime scratch, full-length loops, time over
@@ -122,6 +125,7 @@ def page(builds: list[results.BuildResult], benchmarks: dict) -> str:
     for scenario in scenarios:
         parts.append(matrix_section(scenario, [r for r in rows if r.scenario == scenario], builds))
     parts.append(patches)
+    parts.append(corpus_section(builds, benchmarks))
     parts.append(cost_section([b for b in builds if not b.base], benchmarks))
     parts.append("</main>")
     return _document("\n".join(parts))
@@ -197,16 +201,7 @@ def _label(build, benchmark: str, combo: tuple, state: str) -> str:
 
 
 def matrix_section(scenario: str, rows: list[Row], builds: list[results.BuildResult]) -> str:
-    several = len({b.machine for b in builds}) > 1
-    heads = "".join(
-        f'<th scope="col" class="build{" patch" if b.base else ""}"><span class="tag">'
-        f'{_e(b.tag)}</span><span class="sub">torch {_e(b.identity.get("torch_version", "?"))}'
-        "</span>"
-        + (f'<span class="sub">patch of {_e(b.base)}</span>' if b.base else "")
-        + (f'<span class="sub">{_e(b.machine)}</span>' if several else "")
-        + "</th>"
-        for b in builds
-    )
+    heads = _build_heads(builds)
     wrong_now = _wrong_on_latest(rows, builds)
     lines = [
         f'<section class="matrix" id="matrix-{_e(scenario)}" data-scenario="{_e(scenario)}">',
@@ -229,6 +224,21 @@ def matrix_section(scenario: str, rows: list[Row], builds: list[results.BuildRes
         )
     lines.append("</tbody></table></div></section>")
     return "\n".join(lines)
+
+
+def _build_heads(builds: list[results.BuildResult]) -> str:
+    """One column head per build: its tag, torch version, the base it patches (a patch build)
+    and (several machines) machine."""
+    several = len({b.machine for b in builds}) > 1
+    return "".join(
+        f'<th scope="col" class="build{" patch" if b.base else ""}"><span class="tag">'
+        f'{_e(b.tag)}</span><span class="sub">torch {_e(b.identity.get("torch_version", "?"))}'
+        "</span>"
+        + (f'<span class="sub">patch of {_e(b.base)}</span>' if b.base else "")
+        + (f'<span class="sub">{_e(b.machine)}</span>' if several else "")
+        + "</th>"
+        for b in builds
+    )
 
 
 def _harness_failures(rows: list[Row]) -> str:
@@ -301,6 +311,33 @@ def patch_section(builds: list[results.BuildResult]) -> str:
     return "\n".join(parts)
 
 
+CORPUS_BENCHMARK = "corpus.Correctness.track_wrong_programs"
+"""The asv benchmark a corpus cell links to: its wrong programs, per backend and corpus."""
+
+
+def corpus_section(builds: list[results.BuildResult], benchmarks: dict) -> str:
+    """Per generated corpus, one row per family of wrong programs (`results.family_histories`),
+    one cell per build, then its member count, pass and catalogue match; its repro below it,
+    folded, with a copy button."""
+    histories = results.family_histories(builds)
+    parts = [
+        '<section id="corpus"><h2>Generated corpus: families of wrong programs</h2>',
+        "<p>A family is one fault: where the call first goes wrong, the pass, the kind of "
+        "coordinate and the op, in words. The same programs run on every build. A cell says "
+        "how many programs of the corpus have the fault on that build (<em>not found</em>: "
+        "none; <em>not measured</em>: the build has no record of the corpus on that backend, "
+        "or one of an older corpus version) and links to asv's graph of the corpus's wrong "
+        "programs. <em>programs</em> counts them on the newest build where the family is "
+        "wrong; the pass, the catalogue match and the repro are from that build.</p>",
+    ]
+    for corpus, families in histories.items():
+        parts.append(corpus_table(corpus, list(families.values()), builds, benchmarks))
+    if not histories:
+        parts.append("<p>No corpus records of the current corpus version yet.</p>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
 def _changes(base: results.BuildResult | None, patch: results.BuildResult) -> str:
     """What a patch changes against its base, one list per kind (or why it cannot say)."""
     if base is None:
@@ -322,6 +359,90 @@ def _changes(base: results.BuildResult | None, patch: results.BuildResult) -> st
         + ("" if items else '<li class="empty">none</li>')
         + "</ul>"
         for kind, title, items in lists
+    )
+
+
+def corpus_table(corpus: str, families: list[results.FamilyHistory],
+                 builds: list[results.BuildResult], benchmarks: dict) -> str:  # fmt: skip
+    """One corpus's families: a `tbody` each, its row of cells and its folded repro."""
+    lines = [
+        f'<h3 id="corpus-{_e(corpus)}">{_e(corpus)}</h3>',
+        f'<p class="summary">{len(families)} families of wrong programs over '
+        f"{len(builds)} build results</p>",
+    ]
+    if not families:
+        return "\n".join([*lines, "<p>No program of this corpus is wrong on any build.</p>"])
+    lines.append(
+        f'<div class="scroll"><table class="corpus" data-corpus="{_e(corpus)}"><thead><tr>'
+        f'<th scope="col">family (the fault)</th><th scope="col">backend</th>'
+        f'{_build_heads(builds)}<th scope="col">programs</th><th scope="col">pass</th>'
+        '<th scope="col">catalogue</th></tr></thead>'
+    )
+    names = benchmarks.get(CORPUS_BENCHMARK, {}).get("param_names", [])
+    for history in families:
+        cells = "".join(_cell(c) for c in family_cells(history, builds, names))
+        lines.append(
+            f'<tbody class="family" data-backend="{_e(history.backend)}" data-interesting="1" '
+            f'data-family="{_e(history.family)}"><tr><th scope="row">{_e(history.family)}</th>'
+            f"<td>{_e(history.backend)}</td>{cells}"
+            f'<td class="members">{history.newest_count}</td>{_family_pass(history)}'
+            f'<td class="catalogue">{_e(history.catalogue)}</td></tr>'
+            f'<tr class="repro"><td colspan="{len(builds) + 5}">{_repro(history)}</td></tr>'
+            "</tbody>"
+        )
+    lines.append("</table></div>")
+    return "\n".join(lines)
+
+
+def family_cells(history: results.FamilyHistory, builds: list[results.BuildResult],
+                 param_names: list[str]) -> list[Cell]:  # fmt: skip
+    """A family's verdict on each build: `wrong` (with its programs), `not found` or `not run`
+    (not measured); marked where it differs from the build to its left on the same machine."""
+    cells, previous = [], None
+    for build, members in zip(builds, history.members):
+        state, label, words = _family_verdict(history, members)
+        flip = None
+        if previous and previous[0] == build.machine and previous[2] != words:
+            flip = flip_kind(*(FOUND_AS.get(s, s) for s in (previous[1], state)))
+        link = graph_link(CORPUS_BENCHMARK, param_names, (history.backend, history.corpus), build)
+        cells.append(Cell(state, words, label, link, flip))
+        previous = (build.machine, state, words)
+    return cells
+
+
+FOUND_AS = {"not found": "exact"}
+"""A family not found on a build is, for its marks, as an exact verdict: wrong -> not found
+is `fixed`, not found -> wrong `broken`."""
+
+
+def _family_verdict(history: results.FamilyHistory, members) -> tuple[str, str, str]:
+    """(state, short label, words) of a family on one build from its members there."""
+    if members is None:
+        why = (f"no record of corpus {history.corpus} on {history.backend} here, or one of an "
+               "older corpus version")  # fmt: skip
+        return "not run", "not measured", f"not measured ({why})"
+    if not members:
+        return "not found", "not found", f"not found: no program of {history.corpus} has it here"
+    programs = "program" if len(members) == 1 else "programs"
+    listed = ", ".join(map(str, members))
+    return "wrong", f"{len(members)} {programs}", f"wrong: {len(members)} {programs} ({listed})"
+
+
+def _family_pass(history: results.FamilyHistory) -> str:
+    """The pass cell: the passes the family names, else why none is named."""
+    if history.passes:
+        return f'<td><span class="pass">{_e(" + ".join(history.passes))}</span></td>'
+    why = render.attribution_text(history.attribution) if history.attribution else "not attributed"
+    return f'<td class="no-pass">{_e(why)}</td>'
+
+
+def _repro(history: results.FamilyHistory) -> str:
+    """The family's repro, folded: the script, a copy button, the shrunk skeleton."""
+    return (
+        f"<details><summary>repro of program {history.representative} (newest: "
+        f"{_e(history.last_build.tag)}), shrunk to <code>{_e(history.skeleton)}</code></summary>"
+        '<button type="button" class="copy">copy</button>'
+        f'<pre class="repro"><code>{_e(history.repro)}</code></pre></details>'
     )
 
 
@@ -512,7 +633,11 @@ def _e(text) -> str:
 def _navigation(scenarios: list[str], patches: bool) -> str:
     links = [f'<a href="#matrix-{_e(s)}">{_e(s)}</a>' for s in scenarios]
     links += ['<a href="#patches">patches</a>'] if patches else []
-    links += ['<a href="#cost">cost charts</a>', '<a href="../index.html">asv site</a>']
+    links += [
+        '<a href="#corpus">corpus families</a>',
+        '<a href="#cost">cost charts</a>',
+        '<a href="../index.html">asv site</a>',
+    ]
     return f"<nav>{' | '.join(links)}</nav>"
 
 
@@ -586,10 +711,20 @@ article.patch { border-left: 4px solid #bf8700; padding: 0 10px; margin: 8px 0 1
 article.patch h3 { font-size: 15px; margin: 8px 0 4px; } article.patch h4 { margin: 8px 0 2px; }
 article.patch ul { margin: 2px 0; padding-left: 18px; }
 li.fixed { color: #116329; } li.broken { color: #82071e; font-weight: 600; }
+.v-not-found { background: #fff; color: #116329; }
+table.corpus tbody.family { border-top: 2px solid #d0d7de; }
+table.corpus tbody th { white-space: normal; max-width: 420px; }
+td.members { text-align: right; } td.no-pass { font-size: 12px; color: #57606a; max-width: 260px; }
+tr.repro td { background: #f6f8fa; } tr.repro summary { cursor: pointer; color: #0550ae; }
+pre.repro { margin: 4px 0 0; padding: 6px; background: #fff; border: 1px solid #d0d7de;
+  max-height: 420px; overflow: auto; font-size: 12px; }
+button.copy { margin: 4px 0 0; font: inherit; font-size: 12px; }
+textarea.copied { display: block; width: 100%; height: 10em; margin-top: 4px;
+  font: 12px ui-monospace, monospace; }
 """
 
 SCRIPT = """
-const rows = () => document.querySelectorAll('section.matrix tbody tr');
+const rows = () => document.querySelectorAll('section.matrix tbody tr, #corpus tbody.family');
 function applyFilters() {
   const interesting = document.getElementById('only-interesting').checked;
   const inductor = document.getElementById('only-inductor').checked;
@@ -602,6 +737,34 @@ function applyFilters() {
 }
 document.querySelectorAll('form.filters input')
   .forEach(input => input.addEventListener('change', applyFilters));
+// copy a repro: the clipboard where the browser lets a file:// page write it, else the script
+// in a selected text area beside the button (Ctrl+C copies it)
+function selectBeside(button, text) {
+  let area = button.parentElement.querySelector('textarea.copied');
+  if (!area) {
+    area = document.createElement('textarea');
+    area.className = 'copied';
+    area.readOnly = true;
+    button.after(area);
+  }
+  area.value = text;
+  area.focus();
+  area.select();
+  let copied = false;
+  try { copied = document.execCommand('copy'); } catch (e) { copied = false; }
+  button.textContent = copied ? 'copied' : 'selected: press Ctrl+C';
+}
+function copyRepro(button) {
+  const text = button.parentElement.querySelector('pre.repro').textContent;
+  if (navigator.clipboard && window.isSecureContext) {
+    navigator.clipboard.writeText(text)
+      .then(() => { button.textContent = 'copied'; }, () => selectBeside(button, text));
+  } else {
+    selectBeside(button, text);
+  }
+}
+document.querySelectorAll('#corpus button.copy')
+  .forEach(button => button.addEventListener('click', () => copyRepro(button)));
 """
 
 
