@@ -81,11 +81,11 @@ def test_a_program_that_fails_to_compile_is_counted(record):
 def test_the_report_lists_it_with_its_first_error_line_as_a_failure(record, tmp_path):
     build = _build(tmp_path, record)
     lines = "\n".join(_corpus_lines(build))
-    assert "Failed to compile or run (1 program(s) of `seed0-50`)" in lines
+    assert f"Failed to compile or run (1 program(s) of `{run.DEFAULT}`)" in lines
     assert f"- inductor program 1: `{CRASH}` (not a known state" in lines
     assert "second line" not in lines
     failures = report.render([build]).split("## Failures (nobody expected these)", 1)[1]
-    assert f"corpus seed0-50 program 1 (inductor) on torch-2.13.0 (m): {CRASH}" in failures
+    assert f"corpus {run.DEFAULT} program 1 (inductor) on torch-2.13.0 (m): {CRASH}" in failures
 
 
 def test_a_known_failure_is_listed_with_its_reason_and_fails_nothing(record, tmp_path,
@@ -122,13 +122,14 @@ def test_make_expected_gates_the_failed_count(record, tmp_path):
     measured = expected.measured_rows([_build(tmp_path, record)])
     failed = [row for row in measured if row.metric == "failed_programs"]
     assert [(r.scenario, r.control, r.backend, r.size, r.expected, r.margin) for r in failed] == [
-        ("corpus", "seed0-50", "inductor", "-", 1, 0)
+        ("corpus", run.DEFAULT, "inductor", "-", 1, 0)
     ]
     none_failed = [
         row if row.metric != "failed_programs" else _changed(row, -1) for row in measured
     ]
     assert expected.moved(none_failed, measured) == [
-        "torch-2.13.0/corpus/seed0-50/inductor/-/failed_programs: expected 0 +- 0, measured 1 (up)"
+        f"torch-2.13.0/corpus/{run.DEFAULT}/inductor/-/failed_programs: expected 0 +- 0, "
+        "measured 1 (up)"
     ]
 
 
@@ -142,7 +143,7 @@ def test_make_expected_gates_the_wrong_counts_both_ways(record, tmp_path, metric
     assert expected.moved(measured, measured) == []
     file = [_changed(row, change) if row.metric == metric else row for row in measured]
     assert expected.moved(file, measured) == [
-        f"torch-2.13.0/corpus/seed0-50/inductor/-/{metric}: expected {2 + change} +- 0, "
+        f"torch-2.13.0/corpus/{run.DEFAULT}/inductor/-/{metric}: expected {2 + change} +- 0, "
         f"measured 2 ({direction})"
     ]
 
