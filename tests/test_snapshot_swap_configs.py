@@ -210,7 +210,6 @@ def test_a_later_configuration_with_the_same_pass_is_checked_not_bisected_again(
 
     monkeypatch.setenv("WRITEBACK_ATTRIBUTION", "1")
     monkeypatch.setenv("WRITEBACK_WORKERS", "1")  # the planted pass lives in this process
-    monkeypatch.setattr(torch._inductor.config, "fx_graph_cache", False)  # no cached graph
     original = post_grad.reinplace_inplaceable_ops
 
     def reinplace_inplaceable_ops(*args):
@@ -227,7 +226,8 @@ def test_a_later_configuration_with_the_same_pass_is_checked_not_bisected_again(
                         lambda holds: attributed.append(1) or check(holds))  # fmt: skip
     variants = tuple(Variant(name, "fp32", snapshot_swap_configs.INPUTS["fp32"])
                      for name in ("inductor", again.name))  # fmt: skip
-    first, second = snapshot_swap_configs.probe(variants, (SELECT_SWAP,))["rows"]
+    with torch._inductor.config.patch(fx_graph_cache=False):  # no cached graph skips the pass
+        first, second = snapshot_swap_configs.probe(variants, (SELECT_SWAP,))["rows"]
     assert first["attribution"], (first["wrong_elements"], first["error"], first["skipped"])
     assert first["attribution"]["pass"] == "reinplace_inplaceable_ops", first
     assert attributed == [1]
@@ -255,6 +255,7 @@ def test_an_attribution_that_cannot_run_or_crashes_leaves_the_wrong_verdict(
     monkeypatch.setattr(attribution, "attribute_check", attribute_check)
     record = snapshot_swap_configs.probe((VARIANTS["inductor-fp32"],), (SELECT_SWAP,))
     (row,) = record["rows"]
+    assert row["attribution"], (row["wrong_elements"], row["error"], row["skipped"])
     assert row["attribution"]["note"].startswith(note), row["attribution"]
     crashed = not isinstance(raised, Unsupported)
     assert (row["attribution_error"] is not None) == crashed, row
