@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.machine import build_folder
+from tests.shipped import releases_text
 from tools import builds, compare, ledger
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,9 +49,7 @@ def patched_history(tmp: Path) -> tuple[Path, Path]:
     results = tmp / "results"
     shutil.copytree(RECORDED, results)
     (tmp / "fix.diff").write_bytes(DIFF)
-    text = (
-        ROOT / "builds.txt"
-    ).read_text() + f"patch 2.14.1 diff=fix.diff name={PATCH} pr=198132\n"
+    text = releases_text() + f"patch 2.14.1 diff=fix.diff name={PATCH} pr=198132\n"
     _, base, measured, fix = ledger.build_ledger(builds.parse(text, folder=tmp), tmp / "ledger")
     data = json.loads(
         (results / "vm" / f"{measured.commit[:8]}-virtualenv-py3.11.json").read_text()

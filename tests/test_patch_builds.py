@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.shipped import releases_text
 from tools import asv_project, builds, ledger, patch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -355,7 +356,7 @@ def test_a_patch_stands_outside_the_timeline_order(tmp_path):
 
 # The ledger ---------------------------------------------------------------------------------
 
-PATCHED = (ROOT / "builds.txt").read_text() + "patch 2.14.1 diff=fix.diff name=fix pr=198132\n"
+PATCHED = releases_text() + "patch 2.14.1 diff=fix.diff name=fix pr=198132\n"
 
 
 def _ledger_of(tmp: Path, text: str, diff: bytes) -> list[ledger.Entry]:
@@ -369,7 +370,7 @@ def _ids(entries):
 
 def test_a_patch_forks_from_its_base_and_leaves_the_timeline_as_it_was(tmp_path):
     diff = git_diff(tmp_path, FIX)
-    released = ledger.build_ledger(builds.read(ROOT / "builds.txt"), tmp_path / "released")
+    released = ledger.build_ledger(builds.parse(releases_text()), tmp_path / "released")
     entries = _ledger_of(tmp_path, PATCHED, diff)
     repo = tmp_path / "ledger"
     assert _ids(entries[:3]) == _ids(released)
@@ -425,7 +426,7 @@ def test_a_new_diff_moves_only_its_patch_and_a_removed_line_its_branch(tmp_path)
     assert _ids(second[:3]) == _ids(first[:3]) and second[3].commit != first[3].commit
     repo = tmp_path / "ledger"
     assert _git(repo, "rev-parse", "fix").decode().strip() == second[3].commit
-    ledger.build_ledger(builds.read(ROOT / "builds.txt"), repo)
+    ledger.build_ledger(builds.parse(releases_text()), repo)
     assert ledger.patch_branches(repo) == []
     assert "fix" not in _git(repo, "tag", "--list").decode().split()
 
