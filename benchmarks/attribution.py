@@ -51,6 +51,7 @@ import torch
 
 from . import artifacts
 from .compat import fresh_inductor_cache as fresh_cache
+from .compat import lacking
 from .compiled import build
 from .contract import check
 from .scenario import Control, Scenario
@@ -184,7 +185,7 @@ def _bisect(holds: Callable[[], bool]) -> tuple[dict | None, str]:
     try:
         from torch._inductor import compiler_bisector
     except ImportError:
-        return None, f"torch {torch.__version__} has no compiler_bisector"
+        return None, lacking(["torch._inductor.compiler_bisector"])
     transcript = io.StringIO()
     try:
         with _bisector_state_restored(compiler_bisector), contextlib.redirect_stdout(transcript):
