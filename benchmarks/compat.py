@@ -19,6 +19,7 @@ import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from unittest import mock
 
 import torch
 
@@ -181,6 +182,17 @@ def exception_name(exc: BaseException) -> str:
     return f"{kind.__module__}.{kind.__qualname__}"
 
 
+def exception_summary(exc: BaseException, limit: int = 400) -> str:
+    """`Class: first line` (at most `limit` characters of the line), and the exception behind
+    it where there is one (`exception_chain`): `BackendCompilerFailed`'s first line is only
+    `backend='inductor' raised:`, its cause says what failed."""
+    head = first_line(exc)
+    chain = exception_chain(exc)
+    if len(chain) > 1 and not (first_line(chain[1]) and first_line(chain[1]) in head):
+        head = f"{head} {type(chain[1]).__name__}: {first_line(chain[1])}".rstrip(": ")
+    return f"{type(exc).__name__}: {head[:limit]}"
+
+
 def first_line(exc: BaseException) -> str:
     """The first non-blank line of the exception's message."""
     lines = [line for line in str(exc).strip().splitlines() if line.strip()]
@@ -304,6 +316,27 @@ def _inductor_config():
     from torch._inductor import config
 
     return config
+
+
+@contextlib.contextmanager
+def bisector_state_in(bisector, folder: str):
+    """`torch._inductor.compiler_bisector.CompilerBisector` (`bisector`) keeping its progress
+    files in `folder` for the duration (it deletes them when a bisection ends).
+
+    Its `in_process_cache` names that folder from 2.7.0 on (read in the 2.7.0-2.9.0 wheels,
+    used on 2.13.0); in 2.6.x, the bisector's first releases, `get_dir()` is the only place,
+    under Inductor's cache directory, and is pointed at `folder` instead (2.6.0 measured).
+    """
+    if hasattr(bisector, "in_process_cache"):
+        saved = bisector.in_process_cache
+        bisector.in_process_cache = folder
+        try:
+            yield
+        finally:
+            bisector.in_process_cache = saved
+        return
+    with mock.patch.object(bisector, "get_dir", classmethod(lambda cls: folder)):
+        yield
 
 
 def storage_address(tensor: torch.Tensor) -> int:

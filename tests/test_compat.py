@@ -160,7 +160,9 @@ def _bitcast_failure() -> Exception:
 def test_an_error_names_the_exception_a_backend_raised():
     error = probe._describe_error(_backend_failure(NotImplementedError("planted: bitcast")))
     assert error.startswith("BackendCompilerFailed: backend='backend' raised: "
-                            "NotImplementedError: planted: bitcast"), error  # fmt: skip
+                            "NotImplementedError: planted: bitcast (at "), error  # fmt: skip
+    silent = compat.exception_summary(_backend_failure(AssertionError()))
+    assert silent == "BackendCompilerFailed: backend='backend' raised: AssertionError"
 
 
 # --- a capability an old release lacks is a skip there, a failure after --------------------
@@ -361,3 +363,30 @@ def test_the_2_1_wrapper_that_uses_an_unallocated_buffer_is_known_on_2_1_only():
     assert known_failure(error, "2.2.0+cu121") is None
     assert known_failure(error, "2.13.0+cpu") is None
     assert known_failure("NameError: name 'x' is not defined", "2.1.0+cu121") is None
+
+
+# --- the compiler bisector's state, with or without `in_process_cache` ----------------------
+
+
+def test_the_bisector_keeps_its_state_in_the_folder_given_on_every_release(tmp_path):
+    """2.6.x's bisector (its first releases) has no `in_process_cache`: its `get_dir()`, under
+    Inductor's cache directory, is the only place; 2.7.0's and later name the folder in it."""
+
+    class FirstBisector:
+        @classmethod
+        def get_dir(cls):
+            return "/inductor-cache/bisect"
+
+    class LaterBisector:
+        in_process_cache = None
+
+        @classmethod
+        def get_dir(cls):
+            return f"{cls.in_process_cache}/bisect"
+
+    with compat.bisector_state_in(FirstBisector, str(tmp_path)):
+        assert FirstBisector.get_dir() == str(tmp_path)
+    assert FirstBisector.get_dir() == "/inductor-cache/bisect"
+    with compat.bisector_state_in(LaterBisector, str(tmp_path)):
+        assert LaterBisector.get_dir() == f"{tmp_path}/bisect"
+    assert LaterBisector.in_process_cache is None

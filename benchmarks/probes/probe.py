@@ -30,8 +30,7 @@ from .. import artifacts, attribution, pool
 from ..compat import (
     Unsupported,
     build_key,
-    exception_chain,
-    first_line,
+    exception_summary,
     import_problem,
     lacking,
     limitation,
@@ -497,16 +496,11 @@ def record_failure(row: dict, exc: Exception) -> None:
 
 
 def _describe_error(exc: Exception) -> str:
-    """`Class: first line (at file:line)`, and the exception behind it where there is one
-    (`compat.exception_chain`: `BackendCompilerFailed`'s first line is only `backend='inductor'
-    raised:`, its cause says what failed)."""
-    head = first_line(exc)
-    chain = exception_chain(exc)
-    if len(chain) > 1 and first_line(chain[1]) not in head:
-        head = f"{head} {type(chain[1]).__name__}: {first_line(chain[1])}"
+    """`Class: first line (at file:line)`, with the exception behind it
+    (`compat.exception_summary`)."""
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     at = f" (at {Path(where.filename).name}:{where.lineno})" if where else ""
-    return f"{type(exc).__name__}: {head[:400]}{at}"
+    return f"{exception_summary(exc)}{at}"
 
 
 def isa() -> str:
