@@ -18,7 +18,7 @@ The data path, one file (or folder) per step:
     pool.py            a setup_cache's controls probed side by side, one worker per core
     compat.py          shims for torch internals that moved between releases
     machine.py         which machine a result belongs to (host, CPU, vector ISA)
-    known_failures.py  which failures of a generated corpus program are expected states
+    known_failures.py  which failures (a corpus program's, a benchmark's) are known states
 
 The suite's settings are those of the write-up: every runtime and compiler thread count is 1.
 These variables must be set before torch is imported, so they are set here, in the package

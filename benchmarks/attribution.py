@@ -50,6 +50,7 @@ from unittest import mock
 import torch
 
 from . import artifacts
+from .compat import bisector_state_in, exception_summary, lacking
 from .compat import fresh_inductor_cache as fresh_cache
 from .compiled import build
 from .contract import check
@@ -184,13 +185,13 @@ def _bisect(holds: Callable[[], bool]) -> tuple[dict | None, str]:
     try:
         from torch._inductor import compiler_bisector
     except ImportError:
-        return None, f"torch {torch.__version__} has no compiler_bisector"
+        return None, lacking(["torch._inductor.compiler_bisector"])
     transcript = io.StringIO()
     try:
         with _bisector_state_restored(compiler_bisector), contextlib.redirect_stdout(transcript):
             found = compiler_bisector.CompilerBisector.do_bisect(holds)
     except Exception as exc:  # the bisector's own failure: say so, then ablate
-        return None, f"compiler bisector failed: {type(exc).__name__}: {str(exc)[:200]}"
+        return None, f"compiler bisector failed: {exception_summary(exc, 200)}"
     if found is None:
         return None, "compiler bisector: every backend kept the contract (not reproduced)"
     if found.subsystem is None and found.backend in BEFORE_INDUCTOR:
@@ -253,22 +254,18 @@ def _callable_name(value) -> str:
 def _bisector_state_restored(module):
     """Run the bisector on a private state directory; put its class and module state back.
 
-    It keeps its progress in files under `in_process_cache` and in class attributes; it
-    deletes that directory when it finishes.
+    It keeps its progress in files under a directory (`compat.bisector_state_in`) and in class
+    attributes; it deletes that directory when it finishes.
     """
     bisector = module.CompilerBisector
-    saved = {
-        "bisection_enabled": bisector.bisection_enabled,
-        "in_process_cache": bisector.in_process_cache,
-    }
+    enabled = bisector.bisection_enabled
     backends = {name: list(subsystems) for name, subsystems in module.BACKENDS.items()}
-    bisector.in_process_cache = tempfile.mkdtemp(prefix="writeback-bisect-")
-    private = bisector.in_process_cache
+    private = tempfile.mkdtemp(prefix="writeback-bisect-")
     try:
-        yield
+        with bisector_state_in(bisector, private):
+            yield
     finally:
-        for name, value in saved.items():
-            setattr(bisector, name, value)
+        bisector.bisection_enabled = enabled
         module.BACKENDS.clear()
         module.BACKENDS.update(backends)
         module.subsystem_call_counter.clear()

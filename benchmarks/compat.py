@@ -15,12 +15,15 @@ import importlib
 import importlib.metadata
 import json
 import platform
+import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from unittest import mock
 
 import torch
 
-from .machine import PATCH_RECORD, build_folder
+from .machine import PATCH_RECORD, build_folder, release_numbers
 
 
 class Unsupported(NotImplementedError):
@@ -53,6 +56,149 @@ def build_key() -> str:
     return build_folder(torch_identity())
 
 
+FIRST_RELEASE = {
+    # what a control or configuration requires (`Control.requires`, `Configuration.requires`)
+    # and what else a skip names, with the first release of builds-long.txt that has it, read
+    # in the release wheels (the release before it lacks it). "2.1.0", the long history's
+    # first release: every release the suite serves has it (releases before were not read).
+    "torch._foreach_copy_": "2.1.0",  # 2.0.1's wheel has none
+    "torch._foreach_add_": "2.1.0",
+    "torch._foreach_mul": "2.1.0",
+    "torch.func.vmap": "2.1.0",
+    "torch.func.grad_and_value": "2.1.0",
+    "torch.library.custom_op": "2.4.0",
+    "torch.export.export": "2.1.0",
+    "torch.export.ExportedProgram.module": "2.1.0",
+    "torch._inductor.aoti_compile_and_package": "2.6.0",
+    "torch._inductor.aoti_load_package": "2.6.0",
+    "torch._inductor.config.cpp_wrapper": "2.1.0",
+    "torch._inductor.config.freezing": "2.1.0",
+    "torch._inductor.list_mode_options": "2.1.0",
+    "torch.compile mode 'max-autotune-no-cudagraphs'": "2.1.0",
+    "torch._inductor.compiler_bisector": "2.6.0",
+}
+"""The one table the skip reasons read: `lacking` names each missing thing's first release."""
+
+
+def release(version: str | None = None) -> tuple[int, ...]:
+    """The release numbers of a torch version, the running torch's by default (`2.1.0+cu121`
+    -> (2, 1, 0); `machine.release_numbers`)."""
+    return release_numbers(str(version if version is not None else torch.__version__))
+
+
+def older_than(first: str) -> bool:
+    """Whether the running torch is a release before `first` (a version like 2.4.0)."""
+    return release() < release(first)
+
+
+def lacking(names: list[str]) -> str:
+    """The skip reason for a build without `names`: each named with the first release that
+    has it (`FIRST_RELEASE`)."""
+    described = [
+        f"{name} (first in torch {FIRST_RELEASE[name]})"
+        if name in FIRST_RELEASE
+        else f"{name} (its first release is not in benchmarks/compat.py FIRST_RELEASE)"
+        for name in names
+    ]
+    return f"torch {torch.__version__} has no {', '.join(described)}"
+
+
+@dataclass(frozen=True)
+class Limitation:
+    """What releases before `first` cannot do, and the error by which they say so: an
+    exception of the class named `raises` (its qualified name, Python's own unqualified)
+    whose message contains one of `says`, raised itself or behind the one caught."""
+
+    cannot: str
+    raises: str
+    says: tuple[str, ...]
+    first: str
+
+    def said_in(self, exc: BaseException) -> BaseException | None:
+        """The exception in `exc`'s chain (`exception_chain`) that says it, or None."""
+        return next((e for e in exception_chain(exc) if exception_name(e) == self.raises
+                     and any(words in str(e) for words in self.says)), None)  # fmt: skip
+
+
+LIMITATIONS = (
+    Limitation(
+        "lower a dtype view to a dtype of another bit width (Inductor's to_dtype_bitcast)",
+        "torch._inductor.exc.LoweringException",  # its message starts with the NotImplementedError
+        ("to different bitwidth type",),
+        first="2.4.0",  # the NotImplementedError is in 2.3.1's lowering.py, not in 2.4.0's
+    ),
+    Limitation(
+        "trace torch.func.vmap of a function transform into one graph (dynamo's "
+        "capture_func_transforms is off by default before 2.4.0)",
+        "torch._dynamo.exc.Unsupported",
+        # the first measured on 2.1.0 and 2.2.0, the second on 2.3.1 (2.1.2-2.3.1's dynamo
+        # refuses a vmap or grad it reaches with it)
+        ("call_function args: NestedUserFunctionVariable()", "capture is disabled"),
+        first="2.4.0",  # capture_func_transforms = False in 2.3.1's dynamo config, True in 2.4.0
+    ),
+    Limitation(
+        "export a program that mutates its inputs (torch.export's aot_export bans it)",
+        "RuntimeError",
+        ("are mutated. This is currently banned in the aot_export workflow",),
+        # 2.2.0's export turns user inputs into buffers around aot_export and records their
+        # mutations (`user_inputs_to_mutate`); 2.1.2's has neither
+        first="2.2.0",
+    ),
+)
+"""Capabilities the old releases lack, as a compile on them fails: a skip there
+(`limitation`), a failure on the releases that have the capability."""
+
+
+def limitation(exc: BaseException) -> str | None:
+    """The skip reason when `exc` is how this release says it lacks a capability a later
+    release has (`LIMITATIONS`); None for any other exception, and for the same exception on
+    a release that has the capability (a failure to look at)."""
+    for known in LIMITATIONS:
+        if older_than(known.first) and (said := known.said_in(exc)) is not None:
+            return (
+                f"torch {torch.__version__} cannot {known.cannot} (first in torch "
+                f"{known.first}): {exception_name(said)}: {first_line(said)[:300]}"
+            )
+    return None
+
+
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and the exceptions behind it: dynamo's `inner_exception` (the exception a
+    backend raised inside `BackendCompilerFailed`), else `__cause__`."""
+    chain = [exc]
+    while len(chain) < 8:
+        behind = getattr(chain[-1], "inner_exception", None) or chain[-1].__cause__
+        if behind is None or behind in chain:
+            break
+        chain.append(behind)
+    return chain
+
+
+def exception_name(exc: BaseException) -> str:
+    """The exception's class by its qualified name, Python's own by its bare name."""
+    kind = type(exc)
+    if kind.__module__ == "builtins":
+        return kind.__qualname__
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def exception_summary(exc: BaseException, limit: int = 400) -> str:
+    """`Class: first line` (at most `limit` characters of the line), and the exception behind
+    it where there is one (`exception_chain`): `BackendCompilerFailed`'s first line is only
+    `backend='inductor' raised:`, its cause says what failed."""
+    head = first_line(exc)
+    chain = exception_chain(exc)
+    if len(chain) > 1 and not (first_line(chain[1]) and first_line(chain[1]) in head):
+        head = f"{head} {type(chain[1]).__name__}: {first_line(chain[1])}".rstrip(": ")
+    return f"{type(exc).__name__}: {head[:limit]}"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first non-blank line of the exception's message."""
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    return lines[0].strip() if lines else ""
+
+
 def missing_attributes(dotted_names: tuple[str, ...]) -> list[str]:
     """The names in `dotted_names` (such as `torch._foreach_copy_`) this torch does not have.
 
@@ -72,22 +218,79 @@ def missing_attributes(dotted_names: tuple[str, ...]) -> list[str]:
 
 
 def import_problem(module: str) -> str | None:
-    """Why `module` cannot be imported next to this torch, or None when it can.
+    """Why `module` cannot be used next to this torch, or None when it can.
 
-    Every release. A client library built for newer releases fails to import on older ones
-    with an `ImportError` (a module it imports is missing, or a name in one: a dependency left
-    out, an API of a later torch) or an `AttributeError` (an attribute of torch it reads at
-    import is missing); either is the reason returned. Any other exception propagates: the
-    client is broken in a way no release explains.
+    Every release. A client library declares the torch releases it supports
+    (`declared_torch_problem`): on any other it is not used, whether or not it would import.
+    On a supported one, a client that fails to import with an `ImportError` (a module it
+    imports is missing, or a name in one: a dependency left out, an API of a later torch) or
+    an `AttributeError` (an attribute of torch it reads at import is missing) gives that as
+    the reason. Any other exception propagates: the client is broken in a way no release
+    explains.
     """
     if not module:
         return None
+    if problem := declared_torch_problem(module):
+        return problem
     try:
         importlib.import_module(module)
     except (ImportError, AttributeError) as exc:
         first = (str(exc).strip().splitlines() or [""])[0]
         return f"{module} cannot be imported with torch {torch.__version__}: {first[:300]}"
     return None
+
+
+def declared_torch_problem(module: str) -> str | None:
+    """Why this torch is not one the installed distribution of `module` supports, as its
+    unconditional `Requires-Dist: torch...` says (tensordict 0.15.3: `torch>=2.11.0a0`); None
+    where it is, or where nothing installed provides `module`. Release numbers are compared
+    (`release`): a pre-release or nightly counts as its release."""
+    top = module.split(".")[0]
+    for name in importlib.metadata.packages_distributions().get(top, []):
+        dist = importlib.metadata.distribution(name)
+        for requirement in dist.requires or []:
+            clauses = torch_clauses(requirement)
+            if clauses is None or all(_satisfies(release(), c) for c in clauses):
+                continue
+            lowest = [".".join(map(str, release(v))) for op, v in clauses if op == ">="]
+            where = f"torch {lowest[0]} and later" if lowest else "the torch releases it supports"
+            return (
+                f"{name} {dist.version} requires torch{','.join(o + v for o, v in clauses)} "
+                f"(its package metadata), not torch {torch.__version__}: the suite measures "
+                f"{name} {dist.version} on {where} (tools/install_build.py CLIENTS pins it)"
+            )
+    return None
+
+
+_TORCH_REQUIREMENT = re.compile(r"torch(?![\w.-])\s*\(?([^;()]*)\)?\s*(;.*)?$")
+_CLAUSE = re.compile(r"(>=|<=|==|!=|>|<)\s*([0-9][\w.]*)")
+
+
+def torch_clauses(requirement: str) -> list[tuple[str, str]] | None:
+    """The (operator, version) clauses of an unconditional requirement on torch (`torch>=2.3`,
+    `torch (==2.2.2)`); None for a requirement on another package, or one with a marker
+    (`; extra == "tests"`). A clause this cannot read raises ValueError naming it."""
+    found = _TORCH_REQUIREMENT.match(requirement.strip())
+    if found is None or found.group(2):
+        return None
+    clauses = []
+    for text in filter(None, (part.strip() for part in found.group(1).split(","))):
+        clause = _CLAUSE.fullmatch(text)
+        if clause is None:
+            raise ValueError(f"cannot read the torch requirement {requirement!r} (clause {text!r})")
+        clauses.append((clause.group(1), clause.group(2)))
+    return clauses
+
+
+def _satisfies(numbers: tuple[int, ...], clause: tuple[str, str]) -> bool:
+    """Whether release `numbers` satisfies one (operator, version) clause (`2.11` is 2.11.0)."""
+    op, version = clause
+    wanted = release(version)
+    width = max(len(numbers), len(wanted))
+    have = numbers + (0,) * (width - len(numbers))
+    want = wanted + (0,) * (width - len(wanted))
+    return {">=": have >= want, "<=": have <= want, "==": have == want, "!=": have != want,
+            ">": have > want, "<": have < want}[op]  # fmt: skip
 
 
 def set_single_thread() -> None:
@@ -113,6 +316,27 @@ def _inductor_config():
     from torch._inductor import config
 
     return config
+
+
+@contextlib.contextmanager
+def bisector_state_in(bisector, folder: str):
+    """`torch._inductor.compiler_bisector.CompilerBisector` (`bisector`) keeping its progress
+    files in `folder` for the duration (it deletes them when a bisection ends).
+
+    Its `in_process_cache` names that folder from 2.7.0 on (read in the 2.7.0-2.9.0 wheels,
+    used on 2.13.0); in 2.6.x, the bisector's first releases, `get_dir()` is the only place,
+    under Inductor's cache directory, and is pointed at `folder` instead (2.6.0 measured).
+    """
+    if hasattr(bisector, "in_process_cache"):
+        saved = bisector.in_process_cache
+        bisector.in_process_cache = folder
+        try:
+            yield
+        finally:
+            bisector.in_process_cache = saved
+        return
+    with mock.patch.object(bisector, "get_dir", classmethod(lambda cls: folder)):
+        yield
 
 
 def storage_address(tensor: torch.Tensor) -> int:
@@ -273,6 +497,43 @@ def _start_ns(event) -> int:
     if hasattr(event, "start_ns"):
         return int(event.start_ns())
     return int(event.start_us()) * 1000
+
+
+GRAPH_EVENT = "## Call CompiledFxGraph"
+"""The range Inductor opens around every call of a compiled graph (in its output_code.py from
+2.9.0 on: not in 2.8.0's wheel; seen on 2.13 and 2.15)."""
+
+REGION_EVENT = "Torch-Compiled Region"
+"""The range dynamo opens around every compiled frame it runs: in libtorch_python's frame
+evaluation from 2.2.0 to 2.5.1, in convert_frame.py from 2.6.0 (read in the wheels of 2.1.0 to
+2.10.0; 2.1.0's and 2.1.2's have none). Builds whose profiler marks no graph call (2.4 and 2.7
+were seen so) are counted by it: with fullgraph=True a compiled frame runs exactly one graph."""
+
+LOOKUP_EVENT = "TorchDynamo Cache Lookup"
+"""The range dynamo opens around its cache lookup for a frame, where a warm call finds its
+compiled code: on 2.1.x, which mark no compiled region, the one range every compiled call
+opens, exactly once a call (2.1.0 measured: one range for one warm call, three for three, in
+each of three controls)."""
+
+REGION_FIRST = "2.2.0"
+
+
+def entrypoint_event(names: list[str]) -> str:
+    """The profiler range that marks each compiled-graph call among `names` (a profiled call's
+    event names): `GRAPH_EVENT`, else `REGION_EVENT`, from 2.2.0 on; `LOOKUP_EVENT` before.
+
+    Raises RuntimeError listing the names seen when none of this release's ranges is there:
+    the call entered no compiled code this module recognises, and 0 would be a count of nothing.
+    """
+    markers = (LOOKUP_EVENT,) if older_than(REGION_FIRST) else (GRAPH_EVENT, REGION_EVENT)
+    for event in markers:
+        if any(name.startswith(event) for name in names):
+            return event
+    seen = ", ".join(dict.fromkeys(names)) or "no events"
+    raise RuntimeError(
+        f"the profiled call shows no {' nor '.join(map(repr, markers))}, the compiled-call "
+        f"ranges of torch {torch.__version__}; events seen: {seen[:600]}"
+    )
 
 
 def event_names(prof) -> list[str]:

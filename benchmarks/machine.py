@@ -165,3 +165,13 @@ def build_folder(identity: dict) -> str:
     probes did."""
     folder = f"torch-{identity['torch_version']}-{identity['torch_git_version'][:8]}"
     return folder + (f"-patch-{identity['torch_patch'][:8]}" if identity.get("torch_patch") else "")
+
+
+def release_numbers(version: str) -> tuple[int, ...]:
+    """The release numbers of a torch version: `2.1.0+cu121` -> (2, 1, 0); a nightly
+    `2.16.0.dev20261105` or a pre-release `2.11.0a0` -> its release's numbers. Here (standard
+    library only) so that tools/install_build.py reads versions as benchmarks/compat.py does."""
+    numbers = re.match(r"\d+(?:\.\d+)*", str(version))
+    if numbers is None:
+        raise ValueError(f"{version!r} is not a torch version like 2.15.0")
+    return tuple(int(part) for part in numbers.group().split("."))

@@ -217,3 +217,37 @@ def test_an_install_record_that_cannot_be_read_stops_the_install_and_is_left_alo
     assert f"the install record {record} cannot be read" in error
     assert f"git checkout -- {record}" in error
     assert record.read_text() == '{"installed": true, "torch_vers'
+
+
+@pytest.mark.parametrize(
+    ("torch_version", "numpy"),
+    [("2.1.0+cu121", "numpy==1.26.4"), ("2.2.2", "numpy==1.26.4"), ("2.3.0", "numpy==2.4.6"),
+     ("2.16.0.dev20261105+cpu", "numpy==2.4.6")],
+)  # fmt: skip
+def test_a_release_built_against_numpy_1_gets_numpy_1_beside_it(torch_version, numpy):
+    from tools import install_build
+
+    groups = install_build.clients(torch_version)
+    assert [a for group in groups for a in group if a.startswith("numpy")] == [numpy]
+    assert [a for group in groups for a in group if not a.startswith("numpy")] == [
+        a for group in install_build.CLIENTS for a in group if not a.startswith("numpy")
+    ]
+
+
+def test_the_clients_installed_are_those_of_the_torch_that_imports(tmp_path, monkeypatch):
+    from tools import install_build
+
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    build = builds.parse("release 2.1.0 date=2023-10-04")[0].as_json()
+    (checkout / "build.json").write_text(json.dumps(build))
+    found = {"identity": {"torch_version": "2.1.0+cu121", "torch_git_version": "7bcf7da3"}}
+    monkeypatch.setattr(install_build, "_install", lambda *args: (None, {}, found))
+    installed = []
+    monkeypatch.setattr(install_build, "_pip", lambda command, args: installed.append(args) or "")
+    monkeypatch.setenv("ASV_COMMIT", "c0ffee")
+    monkeypatch.setenv("WRITEBACK_MACHINE_NAME", "m")
+    assert install_build.main(["--build-dir", str(checkout), "--results",
+                               str(tmp_path / "results")]) == 0  # fmt: skip
+    assert installed == [list(group) for group in install_build.clients("2.1.0")]
+    assert ["numpy==1.26.4", "cloudpickle==3.1.3", "pyvers==0.2.3"] in installed

@@ -155,9 +155,10 @@ def failed_at_end(
     problems: list[str], loaded: list[results.BuildResult], measured: set[str]
 ) -> int:
     """The run's last line and exit status, once everything is saved and published: 1 naming
-    `problems` and every failure of the builds `measured` (ledger commits) in `loaded`, harness
-    failures first (`results.failures`); 0 when there is none."""
-    failures = [f for f in results.failures(loaded) if f.commit in measured]
+    `problems` and every failure of the builds `measured` (ledger commits) in `loaded` but the
+    known faults of a build (benchmarks/known_failures.py), harness failures first
+    (`results.failures`); 0 when there is none."""
+    failures = [f for f in results.failures(loaded) if f.commit in measured and not f.known]
     harness = [f.describe() for f in failures if f.harness]
     problems = harness + problems + [f.describe() for f in failures if not f.harness]
     problems += corpus_failures(loaded, measured)

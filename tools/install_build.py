@@ -6,7 +6,7 @@ project's folder (`in-dir={conf_dir}`, so that `tools` and `benchmarks` import a
     python -m tools.install_build --build-dir {build_dir} --results {conf_dir}/results
 
 It pip-installs the build that the checked-out `build.json` names (then the client libraries
-in CLIENTS, never over torch), imports it in a fresh
+in CLIENTS, never over torch: `clients`), imports it in a fresh
 process to read what was really installed (`torch.__version__`, `torch.version.git_version`),
 and records that identity, with the sha256 of the torch wheel pip installed (from pip's
 `--report`), in `results/builds/<machine>/<ledger commit>.json`, beside asv's results (the
@@ -75,17 +75,37 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.machine import PATCH_RECORD, machine_name  # standard library only
+from benchmarks.machine import PATCH_RECORD, machine_name, release_numbers  # standard library only
 from tools import patch
 
 # Client libraries some scenarios import, installed after torch. tensordict goes in without
 # its dependencies (it depends on torch, and pip must never swap the torch under test); its
 # other dependencies do not touch torch. A client that fails to install is recorded, not
-# fatal: its scenario skips with the reason on that build.
+# fatal: its scenario skips with the reason on that build. tensordict 0.15.3 requires
+# torch>=2.11.0a0: on older releases its scenario skips saying so (benchmarks/compat.py
+# `declared_torch_problem`), one client for the whole history rather than the tensordict of
+# each release (the TensorDict code of tensordict 0.2.1 to 0.5.0 calls no torch._foreach_copy_).
 CLIENTS = (
     ("--no-deps", "tensordict==0.15.3"),
     ("numpy==2.4.6", "cloudpickle==3.1.3", "pyvers==0.2.3"),
 )
+
+NUMPY_2_FIRST = (2, 3)
+"""The first torch release built against numpy 2: the 2.1.x and 2.2.x wheels load numpy's C
+API as `numpy.core` (numpy 1), and next to numpy 2 they import with a warning and without
+numpy (`Tensor.numpy()` raises "Numpy is not available": 2.1.0 and 2.2.0 measured); 2.3.0's
+wheel loads `numpy._core`, numpy 2's (2.4.1 measured with numpy 2.4.6)."""
+NUMPY_1 = "numpy==1.26.4"
+
+
+def clients(torch_version: str) -> tuple[tuple[str, ...], ...]:
+    """The pip arguments of each client group for this torch (`CLIENTS`, with numpy 1 for a
+    release built against it: `NUMPY_2_FIRST`)."""
+    if release_numbers(torch_version) >= NUMPY_2_FIRST:
+        return CLIENTS
+    return tuple(tuple(NUMPY_1 if a.startswith("numpy==") else a for a in group)
+                 for group in CLIENTS)  # fmt: skip
+
 
 # pip and the identity check run in the environment's own folder (asv starts this script in the
 # project's): no folder of the project (site/, expected/, ...) can shadow a module they import.
@@ -171,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     wheel = _named(wheels["torch"], folder) if wheels.get("torch") else kept.get("torch_wheel")
     record.update(installed=error is None, error=error, torch_wheel=wheel)
     if error is None:
-        client_errors = [e for e in (_pip("install", list(args)) for args in CLIENTS) if e]
+        groups = clients(identity["torch_version"])
+        client_errors = [e for e in (_pip("install", list(args)) for args in groups) if e]
         record["clients_error"] = "; ".join(client_errors) or None
         for problem in client_errors:
             print(f"writeback: a client library did not install (its scenario will skip): "

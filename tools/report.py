@@ -51,11 +51,15 @@ def render(builds: list[results.BuildResult]) -> str:
             parts += [words.cost_section(scenario, *cost_rows(build, scenario)), ""]
     parts += ["## Correctness over all builds", "", matrix(builds), ""]
     parts += patch_section(builds)
+    failed = results.failures(builds)
     unknown = (f for f in results.failed_programs(builds) if not f.known)
-    found = [*results.failures(builds), *unknown]
+    found = [*(f for f in failed if not f.known), *unknown]
     if found:
         parts += ["## Failures (nobody expected these)", ""]
         parts += [f"- {failure.describe()}" for failure in found] + [""]
+    if known := [f for f in failed if f.known]:
+        parts += ["## Known failures (faults of the builds: benchmarks/known_failures.py)", ""]
+        parts += [f"- {failure.describe()}" for failure in known] + [""]
     parts += time_section(builds)
     parts += stability_section(builds[0].results_dir, sorted({b.machine for b in builds}))
     return "\n".join(parts).rstrip() + "\n"

@@ -89,7 +89,7 @@ class BuildResult:
 
 @dataclass(frozen=True)
 class Failure:
-    """A benchmark that failed on a build: what nobody expected, with its reason."""
+    """A benchmark that failed on a build, with its reason."""
 
     tag: str
     machine: str
@@ -98,9 +98,17 @@ class Failure:
     reason: str
     harness: bool = False
     """The eager reference broke its own contract: the harness is wrong, not torch."""
+    known: str | None = None
+    """Why the failure is a known fault of the build (`benchmarks/known_failures.py`): listed
+    apart, and `make history` does not fail for it; None: nobody expected it."""
+
+    @property
+    def why(self) -> str:
+        """The reason, and for a known fault of the build why it is known."""
+        return self.reason + (f" (known: {self.known})" if self.known else "")
 
     def describe(self) -> str:
-        return f"{self.benchmark} on {self.tag} ({self.machine}): {self.reason}"
+        return f"{self.benchmark} on {self.tag} ({self.machine}): {self.why}"
 
 
 @dataclass(frozen=True)
@@ -213,7 +221,8 @@ def older_benchmarks(result, current: dict[str, dict]) -> list[str]:
 def failures(builds: list[BuildResult]) -> list[Failure]:
     """Every failure of these builds: a build that did not install (once), every harness
     failure and crashed attribution its probe rows record (`row_failures`), and every other
-    failed benchmark combination."""
+    failed benchmark combination, `known` where its row's error is a known fault of the build
+    (`benchmarks/known_failures.py`)."""
     found = []
     for build in builds:
         if not build.installed:
@@ -221,6 +230,7 @@ def failures(builds: list[BuildResult]) -> list[Failure]:
             found.append(Failure(build.tag, build.machine, build.commit, "the build", reason))
             continue
         found += row_failures(build)
+        version = build.identity.get("torch_version", "")
         for key, combos in build.values.items():
             scenario = key.split(".", 1)[0]
             for combo, value in combos.items():
@@ -230,7 +240,9 @@ def failures(builds: list[BuildResult]) -> list[Failure]:
                     reason = (row.get("error") or defect
                               or "see `asv run --show-stderr` for the traceback")  # fmt: skip
                     name = f"{key}({', '.join(map(str, combo))})"
-                    found.append(Failure(build.tag, build.machine, build.commit, name, reason))
+                    known = row.get("error") and known_failure(row["error"], version)
+                    found.append(Failure(build.tag, build.machine, build.commit, name, reason,
+                                         known=known.reason if known else None))  # fmt: skip
     return found
 
 

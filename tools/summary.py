@@ -130,12 +130,12 @@ def flip_lines(previous, previous_states: dict, build, states: dict) -> list[str
 
 
 def failure_lines(build: results.BuildResult) -> list[str]:
-    """The build's failures (`results.failures`) and its corpus programs that failed other than
-    a known state, one line per distinct reason with the first thing that failed for it:
-    harness failures first, then the most frequent reason."""
+    """The build's failures (`results.failures`, a known fault of the build saying so) and its
+    corpus programs that failed other than a known state, one line per distinct reason with the
+    first thing that failed for it: harness failures first, then the most frequent reason."""
     failed: dict[tuple[bool, str], list[str]] = {}
     for failure in results.failures([build]):
-        failed.setdefault((not failure.harness, failure.reason), []).append(failure.benchmark)
+        failed.setdefault((not failure.harness, failure.why), []).append(failure.benchmark)
     for program in results.failed_programs([build]):
         if not program.known:
             where = f"corpus {program.corpus} program {program.program} ({program.backend})"

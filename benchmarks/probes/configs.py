@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from ..compat import Unsupported, cxx_compiler_problem, missing_attributes
+from ..compat import Unsupported, cxx_compiler_problem, lacking, missing_attributes
 
 EXPORT_API = ("torch.export.export", "torch.export.ExportedProgram.module")
 AOTI_API = (
@@ -106,13 +106,18 @@ def configuration_problem(config: Configuration) -> str | None:
         except ImportError as exc:
             return f"torch {torch.__version__} cannot import {module}: {exc}"
     if missing := missing_attributes(config.requires):
-        return f"torch {torch.__version__} has no {', '.join(missing)}"
+        return lacking(missing)
     mode = config.compile_kwargs.get("mode")
     if mode and mode not in torch._inductor.list_mode_options():
-        return f"torch {torch.__version__} has no torch.compile mode {mode!r}"
+        return lacking([mode_name(mode)])
     if config.route != "export" and (problem := cxx_compiler_problem()):
         return problem
     return None
+
+
+def mode_name(mode: str) -> str:
+    """How a skip (and `compat.FIRST_RELEASE`) names a `torch.compile` mode."""
+    return f"torch.compile mode {mode!r}"
 
 
 @dataclass

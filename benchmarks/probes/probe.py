@@ -30,7 +30,10 @@ from .. import artifacts, attribution, pool
 from ..compat import (
     Unsupported,
     build_key,
+    exception_summary,
     import_problem,
+    lacking,
+    limitation,
     missing_attributes,
     torch_identity,
     vector_isa,
@@ -291,7 +294,7 @@ def _probe_control(
             row["fix"] = control.fix
             rows.append(row)
             if missing:
-                row["skipped"] = f"torch {torch.__version__} has no {', '.join(missing)}"
+                row["skipped"] = lacking(missing)
                 continue
             if unimportable:
                 row["skipped"] = unimportable
@@ -312,7 +315,7 @@ def _probe_control(
             except Unsupported as exc:  # raised before the verdict: nothing was measured
                 row["skipped"] = str(exc)
             except Exception as exc:  # a compile or runtime failure is a result, with its cause
-                row["error"] = _describe_error(exc)
+                record_failure(row, exc)
             row["seconds"] = round(time.perf_counter() - started, 3)
             row["measured_at"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         if n == scenario.gate_size and COST_BACKEND in backends:
@@ -482,12 +485,22 @@ def _empty_row(control: str, backend: str, n: int) -> dict:
     }
 
 
+def record_failure(row: dict, exc: Exception) -> None:
+    """A compile or call that raised, as the row's result: a skip where the exception is how
+    this release says it lacks a capability later releases have (`compat.limitation`), else
+    the error, with its cause."""
+    if reason := limitation(exc):
+        row["skipped"] = reason
+    else:
+        row["error"] = _describe_error(exc)
+
+
 def _describe_error(exc: Exception) -> str:
-    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-    head = lines[0] if lines else ""
+    """`Class: first line (at file:line)`, with the exception behind it
+    (`compat.exception_summary`)."""
     where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
     at = f" (at {Path(where.filename).name}:{where.lineno})" if where else ""
-    return f"{type(exc).__name__}: {head[:400]}{at}"
+    return f"{exception_summary(exc)}{at}"
 
 
 def isa() -> str:

@@ -8,16 +8,8 @@ import time
 
 import torch
 
-from ..compat import Unsupported, event_names, memory_events, profiled_call
+from ..compat import Unsupported, entrypoint_event, event_names, memory_events, profiled_call
 from .floor import checked_operands, description, swap_kernel
-
-GRAPH_EVENT = "## Call CompiledFxGraph"
-"""The range Inductor opens around every call of a compiled graph (seen on 2.13 and 2.15)."""
-
-REGION_EVENT = "Torch-Compiled Region"
-"""The range dynamo opens around every compiled frame it enters (2.4 on). Builds whose
-profiler marks no graph call (2.4 and 2.7 were seen so) are counted by it: with
-fullgraph=True a compiled frame runs exactly one graph."""
 
 
 def profile_warm_call(fn, inputs) -> dict[str, int]:
@@ -26,7 +18,7 @@ def profile_warm_call(fn, inputs) -> dict[str, int]:
     `scratch_bytes`: the peak of the running sum of the profiler's `[memory]` events (allocs
     positive, frees negative) over the call: memory the call needed beyond its inputs.
     `entrypoint_calls`: how many compiled graphs the call entered (the profiler ranges
-    `entrypoint_event` names).
+    `compat.entrypoint_event` names for this release).
     """
     with torch.no_grad():
         prof = profiled_call(fn, *inputs)
@@ -40,22 +32,6 @@ def profile_warm_call(fn, inputs) -> dict[str, int]:
         "scratch_bytes": peak,
         "entrypoint_calls": sum(name.startswith(event) for name in names),
     }
-
-
-def entrypoint_event(names: list[str]) -> str:
-    """The profiler range that marks compiled-graph calls among `names`.
-
-    Raises RuntimeError listing the names seen when neither range is there: the call entered
-    no compiled code this module recognises, and 0 would be a count of nothing.
-    """
-    for event in (GRAPH_EVENT, REGION_EVENT):
-        if any(name.startswith(event) for name in names):
-            return event
-    seen = ", ".join(dict.fromkeys(names)) or "no events"
-    raise RuntimeError(
-        f"the profiled call shows neither {GRAPH_EVENT!r} nor {REGION_EVENT!r}; "
-        f"events seen: {seen[:600]}"
-    )
 
 
 def warm_call_samples(fn, next_inputs, warmup: int, samples: int) -> list[float]:

@@ -30,19 +30,19 @@ from pathlib import Path
 import torch
 
 from .. import artifacts, attribution, pool
-from ..compat import Unsupported, build_key, missing_attributes, torch_identity
+from ..compat import Unsupported, build_key, lacking, missing_attributes, torch_identity
 from ..contract import Case, Verdict, check
 from ..machine import machine_name
 from ..scenario import Control
 from .configs import CONFIGURATIONS, Built, build_for
 from .probe import (
     HarnessFailure,
-    _describe_error,
     _set_verdict,
     isa,
     progress_words,
     ready_to_compile,
     record_attribution,
+    record_failure,
     row_verdict,
 )
 
@@ -174,7 +174,7 @@ def _probe_one(control: Control, variant: Variant, reference: Verdict | None, fo
     row = _empty_row(control.name, variant)
     started = time.perf_counter()
     if missing := missing_attributes(control.requires):
-        row["skipped"] = f"torch {torch.__version__} has no {', '.join(missing)}"
+        row["skipped"] = lacking(missing)
     elif not reference.ok:
         row["harness_failure"] = (
             f"the eager reference broke its own contract on {variant.input}: {reference.describe()}"
@@ -185,7 +185,7 @@ def _probe_one(control: Control, variant: Variant, reference: Verdict | None, fo
         except Unsupported as exc:
             row["skipped"] = str(exc)
         except Exception as exc:  # a compile or runtime failure is a result, with its cause
-            row["error"] = _describe_error(exc)
+            record_failure(row, exc)
     row["seconds"] = round(time.perf_counter() - started, 3)
     return row
 
