@@ -326,6 +326,8 @@ def test_a_corpus_record_of_an_older_version_is_not_followed(tmp_path):
         "- inductor program 0: `RuntimeError: planted` (not a known state: fails "
         "`make history`)" in lines
     )
+
+
 def _failed_export(version: str) -> results.BuildResult:
     """A build whose `export` variant of one control failed as torch 2.2.0's `.module()` does."""
     build = results.BuildResult("b", "0" * 40, "m", {"installed": True, "torch_version": version},
