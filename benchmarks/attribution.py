@@ -115,12 +115,17 @@ def attribute_check(holds: Callable[[], bool], *, bisector: bool = True) -> dict
     return result
 
 
+def named_passes(found: dict) -> set[str]:
+    """The passes an attribution result names."""
+    return {entry["pass"] for entry in found.get("passes") or [] if entry.get("pass")}
+
+
 def exact_without(found: dict, holds: Callable[[], bool]) -> bool | None:
     """Whether `holds()` holds with every pass that attribution result `found` names switched
     off: True when the same passes are behind this check's fault. None when `found` names no
     pass; False when the check holds with them on, when its compile does not call them (its
     fault is another's) or when it cannot compile without them."""
-    named = {entry["pass"] for entry in found.get("passes") or [] if entry.get("pass")}
+    named = named_passes(found)
     if not named:
         return None
     with _private_compiles():
@@ -136,6 +141,35 @@ def exact_without(found: dict, holds: Callable[[], bool]) -> bool | None:
                 return holds()
             except Exception:  # noqa: BLE001  a pass the lowering needs: no answer, not the same
                 return False
+
+
+def exact_without_each(found: dict, judge: Callable[[], list[bool]]) -> list[bool | None] | None:
+    """`exact_without` for many checks compiled together: `judge()` compiles them once and
+    says, for each, whether it holds. None when `found` names no pass.
+
+    Two compiles for all of them instead of two each: one with the named passes on (recording
+    which ran), one with them off. A check that held with them on in the shared compile, or
+    every check when the shared compile without them fails, gets None: it is to be checked
+    alone (`exact_without`), since only its own compile can say. Otherwise True when it holds
+    with them off (the same passes are behind its fault), False when it does not or when the
+    passes never ran. What `judge` raises with the passes on, this raises."""
+    named = named_passes(found)
+    if not named:
+        return None
+    with _private_compiles():
+        held: list[list[bool]] = []
+        ran = ran_passes(lambda: held.append(judge()) or all(held[-1]))
+        candidates = [c for c in ran if c.name in named]
+        if not candidates:
+            return [None if before else False for before in held[0]]
+        with contextlib.ExitStack() as stack:
+            for candidate in candidates:
+                stack.enter_context(candidate.disabled())
+            try:
+                after = judge()
+            except Exception:  # noqa: BLE001  the shared compile fails without them: each alone
+                return [None] * len(held[0])
+    return [None if before else now for before, now in zip(held[0], after)]
 
 
 def _attribute(holds: Callable[[], bool], bisector: bool) -> dict:

@@ -23,12 +23,18 @@ NO_FLIP = "writeback_planted_no_flip"
 COMPILES: Counter = Counter()
 
 
-def _drop_clone(gm, example_inputs):
-    COMPILES[DROP_CLONE] += 1
-    for node in list(gm.graph.nodes):
+def drop_clones(graph: torch.fx.Graph) -> None:
+    """The planted fault as a graph pass, looked up by name on every compile: a test switches
+    it off as attribution switches off an Inductor pass (`attribution.Candidate`)."""
+    for node in list(graph.nodes):
         if node.op == "call_method" and node.target == "clone" or node.target is torch.clone:
             node.replace_all_uses_with(node.args[0])
-            gm.graph.erase_node(node)
+            graph.erase_node(node)
+
+
+def _drop_clone(gm, example_inputs):
+    COMPILES[DROP_CLONE] += 1
+    drop_clones(gm.graph)
     gm.recompile()
     return gm.forward
 

@@ -180,16 +180,45 @@ def test_an_inductor_fault_already_there_under_aot_eager_is_not_attributed(monke
     assert inductor["members"] == aot_eager["members"] == [0, 1]
 
 
-def test_the_shrinker_keeps_only_what_the_fault_needs():
-    def foreach_from_clones(program):
-        clones = {s.out: s.args[0] for s in program.statements if s.op == "clone"}
-        return any(
-            s.op == "_foreach_copy_" and all(a in clones for a in s.args[len(s.args) // 2 :])
-            for s in program.statements
-        )
+def _foreach_from_clones(program) -> bool:
+    """The planted fault's condition: a foreach copy whose sources are all clones."""
+    clones = {s.out: s.args[0] for s in program.statements if s.op == "clone"}
+    return any(
+        s.op == "_foreach_copy_" and all(a in clones for a in s.args[len(s.args) // 2 :])
+        for s in program.statements
+    )
 
-    small = shrink(FOREACH_SWAP_WITH_NOISE, foreach_from_clones)
+
+def test_the_shrinker_keeps_only_what_the_fault_needs():
+    small = shrink(FOREACH_SWAP_WITH_NOISE, _foreach_from_clones)
     assert [s.op for s in small.statements] == ["clone", "_foreach_copy_"]
+    assert problem(small) is None
+
+
+def test_the_shrinker_drops_every_statement_the_screen_clears_in_one_judgement():
+    """Three statements nothing reads, beside the swap: the screen (here the fault's own
+    condition) flags each alone drop as still wrong, so the first program judged drops all
+    three at once; the result is the one the step-by-step shrink reaches."""
+    noisy = _program(
+        [
+            ("add", "t0", "a", (1,)),
+            ("mul", "t1", "b", (2,)),
+            ("clone", "t2", "b", ()),
+            ("clone", "t3", "a", ()),
+            ("add", "t4", "b", (3,)),
+            ("_foreach_copy_", None, "a b t2 t3", ()),
+        ],
+        "a",
+    )
+    judged = []
+
+    def still_wrong(program) -> bool:
+        judged.append(program)
+        return _foreach_from_clones(program)
+
+    small = shrink(noisy, still_wrong, lambda ps: [_foreach_from_clones(p) for p in ps])
+    assert [s.op for s in judged[0].statements] == ["clone", "clone", "_foreach_copy_"]
+    assert small.statements == shrink(noisy, _foreach_from_clones).statements
     assert problem(small) is None
 
 

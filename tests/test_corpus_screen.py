@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import attribution
 from benchmarks.corpus import catalogue, generate, oracle, run, screen
 from tests import planted_backends as planted
 
@@ -140,3 +141,32 @@ def test_a_program_whose_inputs_overlap_is_judged_alone(monkeypatch):
     judged = screen.judge_all(plain + overlapping, planted.NO_FLIP, oracle.judge)
     assert [how for _, how in judged[len(plain) :]] == ["alone"] * len(overlapping)
     assert "screened" in {how for _, how in judged[: len(plain)]}
+
+
+def test_members_checked_together_get_the_verdicts_each_gets_alone(monkeypatch):
+    """A family's members are checked against its representative's pass together (two
+    compiles for all of them) instead of two compiles each, with the same verdicts: the planted
+    dropped clone as the pass (`planted.drop_clones`, switched off as attribution switches off
+    an Inductor pass), the corpus's wrong programs and exact ones (not this fault) beside."""
+    monkeypatch.setenv(screen.KNOB, "1")
+    monkeypatch.setattr(attribution, "discover_passes", lambda: [attribution.Candidate(
+        "post_grad_passes", "drop_clones", planted, "drop_clones", "function")])  # fmt: skip
+    found = {"passes": [{"subsystem": "post_grad_passes", "pass": "drop_clones"}]}
+    judged = [oracle.judge(program, planted.DROP_CLONE) for program in CORPUS]
+    wrong = [p for p, outcome in zip(CORPUS, judged) if outcome.is_wrong]
+    exact = [p for p, outcome in zip(CORPUS, judged) if not outcome.is_wrong and not outcome.error]
+    apart = [p for p in wrong if not p.overlapping_inputs()]
+    overlapping = [p for p in wrong if p.overlapping_inputs()]
+    members = apart[:6] + overlapping[:1] + exact[:2]  # overlapping inputs: checked alone
+    assert len(apart) >= 4 and len(exact) >= 2
+    fault = len(apart[:6] + overlapping[:1])
+    counts = {}
+    planted.COMPILES.clear()
+    alone = [run._same_fault(program, planted.DROP_CLONE, found) for program in members]
+    counts["alone"] = planted.COMPILES[planted.DROP_CLONE]
+    planted.COMPILES.clear()
+    together = run._same_fault_group("t", members, planted.DROP_CLONE, found, 1)
+    counts["together"] = planted.COMPILES[planted.DROP_CLONE]
+    assert together == alone
+    assert alone == [True] * fault + [False] * 2
+    assert counts["together"] < counts["alone"] / 2, counts

@@ -104,7 +104,7 @@ def test_every_benchmark_asv_lists_has_the_unit_and_version_of_its_table_entry(
 ):
     monkeypatch.setattr(metrics, "METRICS", (*metrics.METRICS, TOY))
     classes = {"Correctness": "writeback-1", "Cost": "writeback-1"}
-    own = {"snapshot_swap_configs": "writeback-configs-2", "corpus": "writeback-3"}
+    own = {"snapshot_swap_configs": "writeback-configs-2", "corpus": "writeback-4"}
     listed = set()
     for name, entry in discovered.items():
         scenario, asv_name = name.split(".", 1)

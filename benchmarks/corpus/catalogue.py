@@ -168,17 +168,48 @@ def match(found: list[dict], backends: tuple) -> None:
     before = wrong.get("aot_eager", {})
     by_name = {entry.name: entry for entry in chosen}
     for family in found:
-        family["catalogue"] = ", ".join(
+        candidates = [
             name for name, coordinates in wrong.get(family["backend"], {}).items()
             if ("aot_eager" if name in before else family["backend"]) == family["first_wrong"]
             and _comparable(family["kinds"]) <= _comparable(kinds(coordinates))
-            and _same_passes(family, by_name[name])
-        ) or "new"  # fmt: skip
+        ]  # fmt: skip
+        same = _same_passes_each(family, [by_name[name] for name in candidates])
+        family["catalogue"] = ", ".join(n for n, ok in zip(candidates, same) if ok) or "new"
 
 
 def _comparable(found: list[str] | tuple[str, ...]) -> set[str]:
     """The kinds a control's contract has (the corpus's own probes left out)."""
     return set(found) - {"second call", "returns' aliasing", "later call on unaliased inputs"}
+
+
+def _same_passes_each(family: dict, chosen: list[Entry]) -> list[bool]:
+    """`_same_passes` of each entry, the entries that compile as one graph checked together
+    (`attribution.exact_without_each`: two compiles for all of them, with the family's passes
+    on, then off); an entry that compile cannot answer for, and every other entry, alone."""
+    if not family["passes"]:
+        return [True] * len(chosen)
+    verdicts: list = [None] * len(chosen)
+    shared = [k for k, entry in enumerate(chosen) if entry.fullgraph]
+    if len(shared) > 1:
+
+        def judge_each() -> list[bool]:
+            together = [chosen[k] for k in shared]
+            wrong = _judged(*_combined(together), family["backend"], fullgraph=True)
+            owners = {_owner(key) for key in wrong or {}}
+            if wrong is None or None in owners:
+                raise RuntimeError("the shared compile failed or named no one entry")
+            return [position not in owners for position in range(len(shared))]
+
+        try:
+            each = attribution.exact_without_each(family["attribution"], judge_each) or []
+        except Exception:  # noqa: BLE001  the shared compile failed: each alone
+            each = []
+        for k, verdict in zip(shared, each):
+            verdicts[k] = verdict
+    return [
+        _same_passes(family, entry) if verdict is None else bool(verdict)
+        for entry, verdict in zip(chosen, verdicts)
+    ]
 
 
 def _same_passes(family: dict, entry: Entry) -> bool:

@@ -13,7 +13,7 @@ A wrong program's fault is described by four things (`Fault`):
   storage).
 - `essential`: the op the wrong value comes from in the shrunk program (`essential_op`): the
   op that produced a wrong return, or the write that left a wrong input (through a view: the
-  view op, e.g. `unfold`).
+  view op, e.g. `unfold`); every in-place foreach op is one, `_foreach_*_`.
 
 Candidate groups (before any attribution) share backend, `first_wrong` and `kinds`; a family
 is a candidate group split by pass. `shape` (the op sequence with names canonicalised and
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .program import VIEWS, Program
+from .program import FOREACH, VIEWS, Program
 
 KINDS = (
     ("unaliased_", "later call on unaliased inputs"),
@@ -75,9 +75,22 @@ def kinds(coordinates: Iterable[str]) -> tuple[str, ...]:
     )
 
 
+FOREACH_INPLACE = "_foreach_*_"
+"""How `essential_op` names any in-place foreach op (`FOREACH`): Inductor lowers each of them
+as one in-place foreach, so which one a shrunk program keeps says nothing of its fault (on
+seed0-500 / 2.13.0 the `reinplace_inplaceable_ops` foreach fault came out as two families,
+`_foreach_add_` and `_foreach_copy_`, the same coordinates and pass)."""
+
+
 def essential_op(program: Program, coordinates: Iterable[str]) -> str:
     """The op the first wrong coordinate's value comes from (see the module), or "" when no
-    statement of the program produces or writes it."""
+    statement of the program produces or writes it; any in-place foreach op is
+    `FOREACH_INPLACE`."""
+    op = _essential_op(program, coordinates)
+    return FOREACH_INPLACE if op in FOREACH else op
+
+
+def _essential_op(program: Program, coordinates: Iterable[str]) -> str:
     order = [prefix for prefix, _ in KINDS]
     producers = {s.out: s for s in program.statements if s.out}
     # a later call on unaliased inputs is wrong because a graph compiled for overlapping ones

@@ -28,7 +28,7 @@ from ..probes.probe import ready_to_compile
 from . import catalogue, screen
 from .families import Fault, essential_op, group, kinds, shape
 from .generate import generate
-from .oracle import Outcome, judge
+from .oracle import Outcome, judge, judge_coordinates
 from .program import Program
 from .repro import repro
 from .screen import GROUP
@@ -254,10 +254,7 @@ def _round(pending, corpus, shrunk, found, run_id, workers, threads, progress) -
               for member in pending[key]]  # fmt: skip
     if checks:
         progress(f"{len(checks)} member(s) to check against their representative's pass")
-    same = pool.run(_same_fault, [
-        (run_id, corpus[member["program"]], key[0], family["attribution"], threads)
-        for family, key, _, member in checks
-    ], workers) if checks else []  # fmt: skip
+    same = _same_faults(checks, corpus, run_id, workers, threads)
     joined = {id(row): [row] for _, row in heads}
     for (_, key, row, member), verdict in zip(checks, same):
         if verdict is not False:  # True, or None: no pass to tell them apart
@@ -351,10 +348,66 @@ def _exact_check(program: Program, backend: str):
     return exact
 
 
-def _same_fault(run_id: str, program: Program, backend: str, found: dict, threads: int):
-    """Whether the representative's passes, switched off, make `program` exact (a pool task):
-    True, False, or None when the representative names no pass."""
+def _same_faults(checks: list, corpus: list[Program], run_id: str, workers: int,
+                 threads: int) -> list:  # fmt: skip
+    """`_same_fault` of every (family, key, representative, member) check, in order: the
+    members of one representative checked together, `GROUP` at a time (`_same_fault_group`)."""
+    by_head: dict[int, list[int]] = {}
+    for position, (_, _, head, _) in enumerate(checks):
+        by_head.setdefault(id(head), []).append(position)
+    tasks, places = [], []
+    for positions in by_head.values():
+        for start in range(0, len(positions), GROUP):
+            part = positions[start : start + GROUP]
+            family, key, _, _ = checks[part[0]]
+            members = [corpus[checks[k][3]["program"]] for k in part]
+            tasks.append((run_id, members, key[0], family["attribution"], threads))
+            places.append(part)
+    same: list = [None] * len(checks)
+    for part, verdicts in zip(places, pool.run(_same_fault_group, tasks, workers)):
+        for k, verdict in zip(part, verdicts):
+            same[k] = verdict
+    return same
+
+
+def _same_fault_group(run_id: str, programs: list[Program], backend: str, found: dict,
+                      threads: int) -> list:  # fmt: skip
+    """`_same_fault` of each of `programs` (a pool task), two compiles for all of them: the
+    programs whose inputs do not overlap are renamed apart into one program (`screen.combine`)
+    and checked with the representative's passes on and then off
+    (`attribution.exact_without_each`). A program wrong with them on and exact with them off
+    in that compile has the same fault; one wrong with them off too does not (at worst it
+    represents a family of its own in the next round, and families whose faults come out the
+    same are merged); any other, and every one whose inputs overlap (`screen.py`), is checked
+    alone (`_same_fault`). With screening off (`$WRITEBACK_CORPUS_SCREEN=0`) every one is."""
     ready_to_compile(threads)
+    verdicts: list = [None] * len(programs)
+    shared = [k for k, program in enumerate(programs) if not program.overlapping_inputs()]
+    if screen.screening() and len(shared) > 1 and attribution.named_passes(found):
+        combined = screen.combine([programs[k] for k in shared])
+
+        def judge_each() -> list[bool]:
+            outcome = judge_coordinates(combined, backend)
+            owners = {screen.owner(key) for key in outcome.wrong}
+            if outcome.error or None in owners:
+                raise RuntimeError(outcome.error or "a wrong coordinate of no one program")
+            return [position not in owners for position in range(len(shared))]
+
+        try:
+            each = attribution.exact_without_each(found, judge_each) or []
+        except Exception:  # noqa: BLE001  the shared compile failed: each alone
+            each = []
+        for k, verdict in zip(shared, each):
+            verdicts[k] = verdict
+    return [
+        _same_fault(program, backend, found) if verdict is None else verdict
+        for program, verdict in zip(programs, verdicts)
+    ]
+
+
+def _same_fault(program: Program, backend: str, found: dict):
+    """Whether the representative's passes, switched off, make `program` exact: True, False,
+    or None when the representative names no pass."""
     try:
         return attribution.exact_without(found, _exact_check(program, backend))
     except RuntimeError:  # the member fails to compile without them: not the same fault
