@@ -13,6 +13,8 @@
 #                                                .venv/bin/asv is the same, for any argument)
 #          make expected                         (latest results against expected/<isa>.csv)
 #          make compare BASE=torch-2.15.0 HEAD=my-patch   (what flipped or moved: tools/compare.py)
+#          make timeline                         (per fault, the releases where it is wrong:
+#                                                tools/timeline.py, from the committed results)
 #          PYTHON=python3.11                     (the Python that creates .venv/)
 # Every value reaches the commands as it is, never read by the shell: ONLY, FROM and ARGS are
 # split at spaces, each word one argument (quotes inside them are kept as characters); every
@@ -37,7 +39,7 @@ q = '$(subst ','\'',$(1))'
 # each_word: each space-separated word of the value as one shell word
 each_word = $(foreach word,$(1),$(call q,$(word)))
 
-.PHONY: history merge test lint asv expected compare
+.PHONY: history merge test lint asv expected compare timeline
 
 $(VENV)/.installed-tools: requirements/tools.txt tools/asv
 	@bash tools/preflight.sh history
@@ -67,6 +69,9 @@ expected: $(VENV)/.installed-tools
 
 compare: $(VENV)/.installed-tools
 	$(call q,$(PY)) -m tools.compare $(call q,$(BASE)) $(call q,$(HEAD))
+
+timeline: $(VENV)/.installed-tools
+	$(call q,$(PY)) -m tools.timeline
 
 asv: $(VENV)/.installed-tools
 	$(call q,$(PY)) -m tools.asv_project $(call each_word,$(ARGS))

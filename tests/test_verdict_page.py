@@ -4,14 +4,18 @@ The page is written from the results recorded by `make history` (tests/fixtures/
 a ledger built from builds.txt), opened from file:// in Debian's headless Chromium driven by
 Playwright, with every request that is not for a file:// address aborted and recorded. A page
 that needs a server or the network fails here; a page with a CDN script shows that the check
-can fail. Screenshots of a page that fails a check are kept in test-artifacts/verdict-page/.
+can fail. Screenshots of a page that fails a check are kept in test-artifacts/verdict-page/;
+how long the page of a 26-release history took to open is written to
+test-artifacts/verdict-page/open-time.log (read, never asserted: it depends on the machine).
 """
 
 import json
 import shutil
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -430,4 +434,137 @@ def test_a_familys_repro_unfolds_and_copies(browser, tmp_path, clipboard):
                 "a => [document.activeElement === a, a.selectionStart, a.selectionEnd]"
             )
             assert selected == [True, 0, len(script)]
+        assert offline.blocked == [] and offline.errors == []
+
+
+OPEN_TIMES = ARTIFACTS / "open-time.log"
+"""Where the 26-release test writes how long the page took to open (a figure to read, never
+asserted: a time depends on the machine)."""
+
+
+def _opened_in(browser, path: Path, builds: int) -> float:
+    """Seconds from navigation to the load event of the page at `path` in a fresh context,
+    appended to OPEN_TIMES with the page's size."""
+    offline = Offline(browser)
+    try:
+        start = time.perf_counter()
+        offline.page.goto(path.as_uri(), wait_until="load")
+        seconds = time.perf_counter() - start
+    finally:
+        offline.close()
+    OPEN_TIMES.parent.mkdir(parents=True, exist_ok=True)
+    with OPEN_TIMES.open("a") as log:
+        log.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} verdict page of "
+                  f"{builds} build results ({path.stat().st_size:,} bytes) opened from file:// "
+                  f"in {seconds:.3f} s\n")  # fmt: skip
+    return seconds
+
+
+def _strip(page, line: str, row: str):
+    return page.locator(f'#timeline article[data-line="{line}"] tbody.strip[data-row="{row}"]')
+
+
+def _column(edges: list[list[float]], x: float) -> int | None:
+    """The index of the column whose [left, right] holds `x` (None: none)."""
+    return next((i for i, (left, right) in enumerate(edges) if left <= x <= right), None)
+
+
+def _box_inside(inner: dict, outer: dict) -> bool:
+    return (outer["x"] - 0.5 <= inner["x"] and inner["x"] + inner["width"]
+            <= outer["x"] + outer["width"] + 0.5)  # fmt: skip
+
+
+def test_the_page_opens_on_whats_wrong_now_then_a_strip_per_row_over_26_releases(
+    browser, recorded, tmp_path
+):
+    """The recorded builds (builds.txt) and the 26 releases of tests/long_history.py
+    (builds-long): the page opens on what is wrong on each line's newest build, since when
+    and through which pass; then one strip per row, a cell a release, readable at 26 columns,
+    with the flips both ways marked and the cost lines of the correct controls aligned with
+    the cells; the matrices below. How long it took to open is written to OPEN_TIMES."""
+    from tests import long_history
+
+    builds = long_history.both_lines(recorded)
+    benchmarks = json.loads((RECORDED / "benchmarks.json").read_text())
+    path = verdict_page.write(tmp_path / "html" / verdict_page.PAGE, builds, benchmarks)
+    seconds = _opened_in(browser, path, len(builds))
+    print(f"the verdict page of {len(builds)} build results opened in {seconds:.3f} s")
+    long, short = "builds-long on vm", "builds.txt on vm"
+    explicit = "snapshot_swap.explicit_copies inductor 3"
+    with opened(browser, path.as_uri(), "timeline") as offline:
+        page = offline.page
+        assert page.locator("h2").first.inner_text() == "What is wrong now"
+        assert page.locator("#now").bounding_box()["y"] < 900  # in the first screen
+        newest = page.locator(f'#now article[data-line="{long}"]')
+        assert newest.locator("h3").inner_text().startswith("builds-long/torch-2.15.0 ")
+        row = newest.locator(f'tr[data-row="{explicit}, 1,048,576"]')
+        assert row.locator("td.since").inner_text() == (
+            "2.9.0, broken again after 2.8.0 (also wrong 2.1.0-2.3.1)"
+        )
+        assert row.locator("td.since").get_attribute("data-since") == "builds-long/torch-2.9.0"
+        assert row.locator("td.through .pass").inner_text() == long_history.PASS
+        foreach = page.locator(f'#now article[data-line="{short}"] tr[data-row='
+                               '"snapshot_swap.foreach_clones inductor 3, 1,048,576"]')  # fmt: skip
+        assert foreach.locator("td.since").inner_text() == "2.13.0, the first build measured"
+        assert foreach.locator("td.through").inner_text() == "no attribution recorded"
+        assert newest.locator("tbody tr").count() < 23  # the sizes of a control share a row
+
+        strip = _strip(page, long, explicit)
+        assert strip.bounding_box()["y"] > 900  # below the first screen, until its link
+        row.locator("a").click()
+        assert -1 <= strip.bounding_box()["y"] < 900  # scrolled to it (its top, to a pixel)
+        cells = strip.locator("tr.verdicts td.s")
+        assert cells.count() == 26
+        classes = cells.evaluate_all("cells => cells.map(c => c.className)")
+        states = [next(k for k in c.split() if k.startswith("v-")) for c in classes]
+        assert states == ["v-wrong"] * 8 + ["v-exact"] * 8 + ["v-wrong"] * 10
+        flips = {i: k for i, c in enumerate(classes) for k in c.split() if k.startswith("s-")}
+        assert flips == {8: "s-fixed", 16: "s-broken"}
+        assert (
+            cells.nth(16)
+            .get_attribute("title")
+            .startswith(
+                "2.9.0: wrong: 9 (ret_a 3, in_a 3, view_a 3); pass: remove_noop_ops; broken again "
+                "in 2.9.0 (after 2.8.0); upstream "
+            )
+        )
+        assert cells.nth(16).inner_text() == "\u2717" and cells.nth(8).inner_text() == "\u2713"
+        assert strip.locator("td.ranges").inner_text() == "2.1.0-2.3.1, 2.9.0-2.15.0"
+
+        table = strip.locator("xpath=ancestor::table")
+        heads = table.locator("thead th.release")
+        assert heads.all_inner_texts()[:3] == ["2.1.0", "2.1.1", "2.1.2"]
+        assert table.bounding_box()["x"] + table.bounding_box()["width"] <= 1280
+        for i in range(26):  # each label inside its column, the cells wide enough to read
+            column, label = heads.nth(i).bounding_box(), heads.nth(i).locator("span")
+            assert label.is_visible() and _box_inside(label.bounding_box(), column), i
+            assert cells.nth(i).bounding_box()["width"] >= 20
+
+        costed = {m.asv_name for m in verdict_page.charted()
+                  if f"snapshot_swap.{m.asv_name}" in benchmarks}  # fmt: skip
+        lines = strip.locator("tr.cost-line")
+        assert {line.get_attribute("data-metric") for line in lines.all()} == costed
+        edges = cells.evaluate_all(
+            "cs => cs.map(c => [c.getBoundingClientRect().left, c.getBoundingClientRect().right])"
+        )
+        for line in lines.all():  # a dot a costed release, inside that release's column
+            centres = line.locator("line.dot").evaluate_all(
+                "ds => ds.map(d => d.getBoundingClientRect().left + "
+                "d.getBoundingClientRect().width / 2)"
+            )
+            columns = [_column(edges, x) for x in centres]
+            assert columns == list(range(8, 16)), line.get_attribute("data-metric")
+        assert _strip(page, long, "snapshot_swap.stack_buffer eager 3").locator(
+            "tr.cost-line").count() == 0  # fmt: skip
+
+        keys = {k for b in builds for k in b.values[f"snapshot_swap.{results.WRONG}"]}
+        assert page.locator(
+            f'#timeline article[data-line="{long}"] table.strips'
+            '[data-scenario="snapshot_swap"] tbody.strip'
+        ).count() == len(keys)
+        assert page.locator("#matrix-snapshot_swap").bounding_box()["y"] > table.bounding_box()[
+            "y"]  # fmt: skip
+        page.check("#only-interesting")
+        assert strip.is_visible()
+        assert not _strip(page, long, "snapshot_swap.stack_buffer inductor 3").is_visible()
         assert offline.blocked == [] and offline.errors == []

@@ -10,23 +10,21 @@ the verdict of its row (`results.verdict_state`): `exact`, `wrong: ...`, `harnes
 why`, `skipped: why`, `failed: why` or `not run (why)`. A patch build (tools/builds.py) stands
 right after its base, is marked against it, and has a section of its own beside its base:
 its diff and pull request, every verdict, corpus program and cost figure it changes
-(tools/compare.py).
+(tools/compare.py). The Timeline section follows each release line (tools/timeline.py): per
+fault the releases where it is wrong as ranges, and every flip of every row with its upstream
+commits, the pass on its wrong side and the `asv find` command that bisects it alone.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 from benchmarks import metrics  # standard library only
 from benchmarks.known_failures import first_line  # standard library only
-from tools import compare, results, time_spent
-from tools import ledger as ledger_repo
+from tools import compare, results, time_spent, timeline
 from tools import render as words
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def render(builds: list[results.BuildResult]) -> str:
@@ -49,6 +47,7 @@ def render(builds: list[results.BuildResult]) -> str:
         parts += corpus_lines(build, histories[build.machine])
         for scenario in results.cost_scenarios(build):
             parts += [words.cost_section(scenario, *cost_rows(build, scenario)), ""]
+    parts += timeline_section(builds)
     parts += ["## Correctness over all builds", "", matrix(builds), ""]
     parts += patch_section(builds)
     failed = results.failures(builds)
@@ -63,6 +62,45 @@ def render(builds: list[results.BuildResult]) -> str:
     parts += time_section(builds)
     parts += stability_section(builds[0].results_dir, sorted({b.machine for b in builds}))
     return "\n".join(parts).rstrip() + "\n"
+
+
+def timeline_section(builds: list[results.BuildResult]) -> list[str]:
+    """Per release line (tools/timeline.py): each fault with the releases where it is wrong,
+    then every flip of every row with its upstream commits, the pass on its wrong side and
+    the `asv find` command that bisects it alone."""
+    parts = ["## Timeline", "", TIMELINE_INTRO, ""]
+    for line in timeline.lines(builds):
+        rows = timeline.row_timelines(line)
+        parts += [f"### {timeline.describe_line(line)}", ""]
+        faults = timeline.faults(rows)
+        parts += ["Where each fault is wrong:", ""]
+        parts += [f"- {name}: {ranges}" for name, ranges in faults] or ["- nothing is wrong"]
+        parts += [""]
+        flipping = [row for row in rows if row.flips]
+        parts += ["Every flip:", ""] if flipping else []
+        for row in flipping:
+            parts.append(f"- {row.name}")
+            parts += [f"  - {flip.describe()}: {flip.commit_range()}; pass on the wrong side "
+                      f"({timeline.short(flip.wrong_side)}): {flip.passes}; bisect it alone: "
+                      f"`{flip.find_command()}`" for flip in row.flips]  # fmt: skip
+        between = {(f.before.tag, f.after.tag): f for row in flipping for f in row.flips}
+        if between:
+            parts += ["", "Upstream commits between the two builds of each flip:", ""]
+            parts += [f"- {before}..{after}: {flip.upstream()}"
+                      for (before, after), flip in between.items()]  # fmt: skip
+        parts += [""]
+    return parts
+
+
+TIMELINE_INTRO = (
+    "A line is the builds of one builds file measured on one machine, oldest first (patch "
+    "builds sit beside their base, below). A flip is a row's verdict changing between exact "
+    "and wrong from one build to the next with a verdict (skipped, failed and not run builds "
+    "in between neither flip nor break a range). Each flip names the upstream commits between "
+    "its two builds, the pass attribution recorded on its wrong side, and the `asv find` "
+    "command over the builds around it that hold no other flip of the row (docs/running.md, "
+    "bisecting one flip)."
+)
 
 
 def patch_section(builds: list[results.BuildResult]) -> list[str]:
@@ -339,12 +377,7 @@ def _identity_line(build: results.BuildResult) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m tools.report", description=__doc__.split("\n\n")[0]
-    )
-    parser.add_argument("--results", type=Path, default=ROOT / "results")
-    parser.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)
-    parser.add_argument("--machine", help="only this asv machine (default: every machine)")
+    parser = results.parser("python -m tools.report", __doc__.split("\n\n")[0])
     args = parser.parse_args(argv)
     print(render(results.load(args.results, args.ledger, args.machine)), end="")
     return 0

@@ -9,10 +9,10 @@ the probe record the same machine kept beside them (results/generated/<machine>/
 commit>.json, written when it was installed there. Builds of every builds file (every ledger
 branch) are loaded, each patch build right after its base (`BuildResult.base`): a patch is
 compared with its base, a build of the timeline with the timeline build before it on the same
-machine, never with a patch (`compared_with`). A result measured with another version of its
-benchmark than results/benchmarks.json holds (a build not measured again since the benchmark
-changed) is left out, as asv's publish leaves it out, and the build says so
-(`BuildResult.stale`).
+machine and of the same builds file (its release line), never with a patch (`compared_with`).
+A result measured with another version of its benchmark than results/benchmarks.json holds (a
+build not measured again since the benchmark changed) is left out, as asv's publish leaves it
+out, and the build says so (`BuildResult.stale`).
 
 The verdict of a row (`verdict_state`: its state and its words) is `exact`, `wrong: ...`,
 `harness failure: why` (the eager reference broke its own contract: the harness is wrong, not
@@ -25,6 +25,7 @@ saved) and `family_histories` (each family of wrong programs, one fault, over th
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from tools import ledger as ledger_repo
 from tools import render as words
 from tools.builds import PULL_REQUEST
 
+ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = "snapshot_swap"
 CORRECTNESS = f"{SCENARIO}.Correctness"
 WRONG = "Correctness.track_wrong_elements"
@@ -70,6 +72,9 @@ class BuildResult:
     for a build of the timeline."""
     base: str = ""
     """A patch build's base: the tag of the build it patches ('' for a build of the timeline)."""
+    branch: str = ledger_repo.BRANCH
+    """The ledger branch of the builds file the build is listed in (`main`: builds.txt): a
+    machine's builds of one branch are one release line (tools/timeline.py)."""
 
     @property
     def label(self) -> str:
@@ -151,6 +156,7 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
                 results_dir=results_dir,
                 tag=entry.tag,
                 base=ledger_repo.tag_name(entry.branch, entry.patch["base"]) if entry.patch else "",
+                branch=entry.branch,
             )
             build.patch = entry.patch and {**entry.patch, **(build.identity.get("patch") or {})}
             build.stale = older_benchmarks(result, current)
@@ -172,6 +178,16 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
     return loaded
 
 
+def parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """A command line that reads the results model: `--results` (default results/),
+    `--ledger` and `--machine` (default: every machine), as `load` takes them."""
+    found = argparse.ArgumentParser(prog=prog, description=description)
+    found.add_argument("--results", type=Path, default=ROOT / "results")
+    found.add_argument("--ledger", type=Path, default=ledger_repo.DEFAULT_LEDGER)
+    found.add_argument("--machine", help="only this asv machine (default: every machine)")
+    return found
+
+
 def _in_order(entries: list[ledger_repo.Entry]) -> list[ledger_repo.Entry]:
     """Ledger entries by date (main's first on a date), each patch right after its base (the
     ledger lists it there), whatever its own date."""
@@ -187,16 +203,16 @@ def _in_order(entries: list[ledger_repo.Entry]) -> list[ledger_repo.Entry]:
 
 def compared_with(builds: list[BuildResult]) -> list[BuildResult | None]:
     """For each build, the build its verdicts are compared with on its machine: a patch
-    build's base, a timeline build's timeline build before it (None: the first, or a patch
-    whose base has no results there)."""
+    build's base, a timeline build's timeline build before it of the same builds file (None:
+    the first, or a patch whose base has no results there)."""
     found, latest = [], {}
     by_tag = {(b.machine, b.tag): b for b in builds}
     for build in builds:
         if build.base:
             found.append(by_tag.get((build.machine, build.base)))
             continue
-        found.append(latest.get(build.machine))
-        latest[build.machine] = build
+        found.append(latest.get((build.machine, build.branch)))
+        latest[build.machine, build.branch] = build
     return found
 
 

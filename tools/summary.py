@@ -2,8 +2,8 @@
 
 Per build (oldest first, machine by machine): how many verdicts are wrong and which (scenario,
 control, backend, sizes or variants: the coordinates wrong), or that they are the build
-before's but for what flipped since it on the same machine (fixed / BROKEN); what failed,
-grouped by its reason. A patch build is compared with its base, the build after it with the
+before's (same machine, same builds file) but for what flipped since it (fixed / BROKEN); what
+failed, grouped by its reason. A patch build is compared with its base, the build after it with the
 last build of the timeline before it. Then where the report, the site and the verdict page are,
 and the command that serves the site. Everything comes from the results model
 (`tools/results.py`'s `load`), as the report does; `make history` and `make merge` print this
@@ -42,11 +42,11 @@ def summary(builds: list[results.BuildResult], report_file: Path, html: Path | N
         states = states_of[id(build)] = verdict_states(build, keys)
         wrong = [key for key, state in states.items() if state == "wrong"]
         lines += [f"{name}: {_count(len(wrong), 'wrong verdict')}", *_stale(build)]
-        previous = base if build.base else latest.get(build.machine)
+        previous = base if build.base else latest.get((build.machine, build.branch))
         previous_states = states_of.get(id(previous), {})
         previous = previous if previous_states else None
         if not build.base:
-            latest[build.machine] = build
+            latest[build.machine, build.branch] = build
         flips = flip_lines(previous, previous_states, build, states) if previous else []
         if wrong and previous and _explained_by_flips(previous_states, states):
             since = previous.tag or previous.name

@@ -119,9 +119,19 @@ def describe(a: dict, b: dict, pytorch_repo: Path | None = None) -> str:
         lines.append("Both builds come from the same upstream commit: nothing upstream between.")
     else:
         lines.append("Upstream commits between them (older...newer):")
-        lines.append(COMPARE.format(a=a_commit, b=b_commit))
-        lines.append(f"git log --oneline {a_commit}..{b_commit}   (in a PyTorch checkout)")
+        lines.append(compare_url(a_commit, b_commit))
+        lines.append(f"{git_log(a_commit, b_commit)}   (in a PyTorch checkout)")
     return "\n".join(lines)
+
+
+def compare_url(older: str, newer: str) -> str:
+    """The PyTorch repository's page of the commits from `older` (excluded) to `newer`."""
+    return COMPARE.format(a=older, b=newer)
+
+
+def git_log(older: str, newer: str) -> str:
+    """The command that lists the same commits in a PyTorch checkout."""
+    return f"git log --oneline {older}..{newer}"
 
 
 def main(argv: list[str] | None = None) -> int:

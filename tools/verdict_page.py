@@ -5,13 +5,19 @@ server, no network: its CSS, script and SVG charts are inline, its data written 
 
 It reads the results model (tools/results.py: every machine's asv results, probe records and
 install records; the builds of every ledger branch) and shows:
+  - first, what is wrong now: for the newest build of each release line (tools/timeline.py:
+    the builds of one builds file on one machine), every wrong row, since which release and
+    through which pass;
+  - the timeline: per line and scenario, one strip per row with a cell per release (flips
+    marked, the releases where it is wrong at its end), and under each Inductor row of a
+    costed control a line per charted Cost metric over the same releases;
   - per scenario, the correctness matrix: one row per (control, backend, size), one column per
     build and machine (a patch build right after its base); each cell coloured by its verdict
     (results.verdict_state: exact, wrong, harness failure, skipped, failed, not run), marked
-    where the verdict differs from the build it is compared with (the timeline build before
-    it on the same machine; a patch's base) (fixed, broken, changed), naming the pass(es)
-    attribution found, and linking to asv's graph of that combination in the published site
-    (`../#benchmark?p-...`);
+    where the verdict differs from the build it is compared with (the build before it of
+    the same builds file on the same machine; a patch's base) (fixed, broken, changed),
+    naming the pass(es) attribution found, and linking to asv's graph of that combination in
+    the published site (`../#benchmark?p-...`);
   - each patch build beside its base (tools/compare.py): its diff and pull request, every
     verdict and corpus program it flips, every cost figure it moves;
   - per generated corpus, every family of wrong programs (one fault: results.family_histories)
@@ -32,13 +38,14 @@ import argparse
 import html as markup
 import json
 import math
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from benchmarks import metrics  # standard library only
-from tools import compare, render, results
+from tools import compare, render, results, timeline
 from tools import ledger as ledger_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,8 +119,10 @@ def page(builds: list[results.BuildResult], benchmarks: dict) -> str:
     scenarios = list(dict.fromkeys(row.scenario for row in rows))
     machines = sorted({b.machine for b in builds})
     patches = patch_section(builds)
+    lines = [(line, timeline.row_timelines(line)) for line in timeline.lines(builds)]
     parts = [
         "<header><h1>writeback: what is broken where</h1>",
+        now_section(lines),
         f"<p>{len(builds)} build results on {len(machines)} machine(s) "
         f"({markup.escape(', '.join(machines))}). Every cell links to asv's graph of that "
         "benchmark combination; hover a cell for the whole verdict.</p>",
@@ -121,6 +130,7 @@ def page(builds: list[results.BuildResult], benchmarks: dict) -> str:
         _legend(),
         _filters(),
         "</header><main>",
+        timeline_section(lines, benchmarks),
     ]
     for scenario in scenarios:
         parts.append(matrix_section(scenario, [r for r in rows if r.scenario == scenario], builds))
@@ -285,6 +295,187 @@ def _cell(cell: Cell) -> str:
         f'<span class="short">{_e(cell.label)}</span><span class="words">{_e(cell.words)}</span>'
         f"</a>{flip}{attributed}</td>"
     )
+
+
+def now_section(lines: list[tuple[timeline.Line, list[timeline.RowTimeline]]]) -> str:
+    """What a reader reads first: for the newest build of each release line, every row wrong
+    there (the sizes of a control together where the rest is the same), since which release
+    and through which pass; each row links to its strip."""
+    parts = ['<section id="now"><h2>What is wrong now</h2>']
+    for line, rows in lines:
+        newest = line.newest
+        wrong = [row for row in rows if row.wrong_now()]
+        heading = (f"{_e(newest.tag)} (torch {_e(newest.identity.get('torch_version', '?'))}), "
+                   f"the newest build of {_e(line.name)}")  # fmt: skip
+        parts.append(f'<article class="now" data-line="{_e(line.name)}"><h3>{heading}</h3>')
+        if not newest.installed:
+            parts.append(f'<p class="empty">It did not install: '
+                         f"{_e(newest.identity.get('error'))}</p></article>")  # fmt: skip
+            continue
+        if not wrong:
+            parts.append('<p class="empty">Nothing is wrong on it.</p></article>')
+            continue
+        parts.append(
+            f'<p class="summary">{len(wrong)} row(s) wrong</p><table class="now"><thead><tr>'
+            '<th scope="col">wrong</th><th scope="col">since</th>'
+            '<th scope="col">through (the pass attribution names)</th></tr></thead><tbody>'
+        )
+
+        def detail(row: timeline.RowTimeline, newest=newest) -> tuple[str, str]:
+            return row.since_text(), timeline.pass_on(newest, row.key)
+
+        for name, (since, _), found in timeline.by_sizes(wrong, detail):
+            parts.append(
+                f'<tr data-row="{_e(name)}"><th scope="row"><a href="#{_strip_id(found[0])}">'
+                f'{_e(name)}</a></th><td class="since" data-since="{_e(found[0].since().tag)}">'
+                f'{_e(since)}</td><td class="through">{_through(newest, found[0].key)}</td></tr>'
+            )
+        parts.append("</tbody></table></article>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _through(build: results.BuildResult, key: tuple) -> str:
+    """The pass(es) attribution names for a row on a build, else why it names none."""
+    named = timeline.named_passes(build, key)
+    return f'<span class="pass">{_e(named)}</span>' if named else _e(timeline.pass_on(build, key))
+
+
+STRIP_MARKS = {"exact": "\u2713", "wrong": "\u2717", "harness failure": "H", "skipped": "\u2013",
+               "failed": "!", "not run": "\u00b7"}  # fmt: skip
+"""The mark of each verdict state in a timeline strip's cell (its colour is the matrix's)."""
+
+
+def timeline_section(lines: list[tuple[timeline.Line, list[timeline.RowTimeline]]],
+                     benchmarks: dict) -> str:  # fmt: skip
+    """Per release line and scenario, one strip per row: a cell per build of the line (a
+    release), flips marked, the releases where it is wrong at its end; under an Inductor row
+    of a costed control, one line per charted Cost metric over the same builds."""
+    parts = [
+        '<section id="timeline"><h2>Timeline</h2>',
+        "<p>Each release line (the builds of one builds file on one machine; patch builds are "
+        "beside their base, below) as strips: one cell a release, oldest first, a bar on the "
+        "left of the cell where the row flips between exact and wrong (dark red: broken, dark "
+        "green: fixed; skipped, failed and not run cells in between neither flip nor break a "
+        "range). Hover a cell for its verdict and flip. Under a correct Inductor control, its "
+        "cost over the same releases (a gap: wrong or not measured there).</p>",
+    ]
+    for line, rows in lines:
+        parts.append(f'<article class="line" data-line="{_e(line.name)}">'
+                     f"<h3>{_e(timeline.describe_line(line))}</h3>")  # fmt: skip
+        for scenario in dict.fromkeys(row.key[0] for row in rows):
+            mine = [row for row in rows if row.key[0] == scenario]
+            parts.append(strip_table(line, scenario, mine, benchmarks))
+        parts.append("</article>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def strip_table(line: timeline.Line, scenario: str, rows: list[timeline.RowTimeline],
+                benchmarks: dict) -> str:  # fmt: skip
+    """One scenario's strips on one line: a head of the releases, a `tbody` per row."""
+    count = len(line.builds)
+    heads = "".join(f'<th scope="col" class="release" title="{_e(b.label)}"><span>'
+                    f"{_e(timeline.short(b))}</span></th>" for b in line.builds)  # fmt: skip
+    lines = [
+        f'<h4>{_e(scenario)}</h4><div class="scroll"><table class="strips" '
+        f'data-scenario="{_e(scenario)}"><colgroup><col class="row-name">'
+        f'<col span="{count}" class="release"><col class="ranges"></colgroup><thead><tr>'
+        f'<th scope="col">row</th>{heads}<th scope="col">wrong in</th></tr></thead>'
+    ]
+    for row in rows:
+        flips = {id(f.after): f for f in row.flips}
+        cells = "".join(
+            _strip_cell(b, v, flips.get(id(b))) for b, v in zip(line.builds, row.verdicts)
+        )
+        interesting = any(s in ("wrong", "harness failure", "failed") for s in row.states)
+        _, control, backend, size = row.key
+        sub = backend + ("" if size is None else f", {render.size_cell(size)}")
+        lines.append(
+            f'<tbody class="strip" id="{_strip_id(row)}" data-row="{_e(row.name)}" '
+            f'data-backend="{_e(backend)}" data-interesting="{int(interesting)}">'
+            f'<tr class="verdicts"><th scope="row">{_e(control)} <span class="sub">{_e(sub)}'
+            f'</span></th>{cells}<td class="ranges">{_e(row.ranges() or "never wrong")}</td></tr>'
+            + "".join(_cost_line(line, row, metric, benchmarks) for metric in charted())
+            + "</tbody>"
+        )
+    lines.append("</table></div>")
+    return "\n".join(lines)
+
+
+def _strip_cell(build: results.BuildResult, verdict: tuple[str, str],
+                flip: timeline.Flip | None) -> str:  # fmt: skip
+    """One release's cell of a strip: the state's colour and mark, a flip marked."""
+    state, words = verdict
+    classes = f"s v-{state.replace(' ', '-')}"
+    title = f"{timeline.short(build)}: {words}"
+    if flip:
+        classes += f" s-{'fixed' if flip.fixed else 'broken'}"
+        title += f"; {flip.describe()}; {flip.commit_range()}"
+    return (f'<td class="{classes}" data-build="{_e(build.tag)}" title="{_e(title)}">'
+            f"{STRIP_MARKS[state]}</td>")  # fmt: skip
+
+
+def _cost_line(line: timeline.Line, row: timeline.RowTimeline, metric: metrics.Metric,
+               benchmarks: dict) -> str:  # fmt: skip
+    """A Cost metric's line under an Inductor row's strip, aligned with its cells ('' where
+    the page has no chart of it or the control was never costed on the line)."""
+    scenario, control, backend, size = row.key
+    benchmark = f"{scenario}.{metric.asv_name}"
+    if backend != "inductor" or size is None or benchmark not in benchmarks:
+        return ""
+    values = [b.values.get(benchmark, {}).get((control, size)) for b in line.builds]
+    points = [v if results.is_number(v) else None for v in values]
+    measured = [v for v in points if v is not None]
+    if not measured:
+        return ""
+    unit = benchmarks[benchmark].get("unit", "")
+    labels = [timeline.short(b) for b in line.builds]
+    extent = " to ".join(dict.fromkeys(compact(v, unit) for v in (min(measured), max(measured))))
+    return (
+        f'<tr class="cost-line" data-metric="{_e(metric.asv_name)}"><th scope="row" '
+        f'class="metric">{_e(metric.chart)}</th><td colspan="{len(points)}" class="spark">'
+        f'{sparkline(labels, points, unit)}</td><td class="extent">{_e(extent)}</td></tr>'
+    )
+
+
+def compact(value: float, unit: str) -> str:
+    """A figure in three significant digits with its unit: `4 MiB`, `12 B`, `1.33M
+    instructions`, `24.2 x floor`."""
+    if unit == "bytes":
+        return f"{value / render.MIB:.3g} MiB" if value >= render.MIB else f"{int(value):,} B"
+    scaled = next(((value / step, suffix) for step, suffix in ((1e6, "M"), (1e3, "k"))
+                   if value >= step), (value, ""))  # fmt: skip
+    return f"{scaled[0]:.3g}{scaled[1]} {unit}"
+
+
+def sparkline(labels: list[str], points: list, unit: str) -> str:
+    """A line of `points` (None: a gap) over as many equal columns, from 0 up, stretched to
+    its cell's width: a dot a measured value (hover it for the value), joined where adjacent."""
+    height, pad = 20, 3
+    top = max((v for v in points if v is not None), default=0) or 1
+
+    def at(i: int) -> tuple[int, str]:
+        return 10 * i + 5, f"{height - pad - (height - 2 * pad) * points[i] / top:.1f}"
+
+    out = [f'<svg class="spark" viewBox="0 0 {10 * len(points)} {height}" '
+           f'preserveAspectRatio="none" width="100%" height="{height}" role="img" '
+           f'aria-label="{_e(unit)} over releases">']  # fmt: skip
+    for run in _runs(points):
+        out.append(f'<polyline points="{" ".join("{},{}".format(*at(i)) for i in run)}"/>')
+    for i, value in enumerate(points):
+        if value is not None:
+            x, y = at(i)
+            title = f"{labels[i]}: {value_text(value, unit)}"
+            out.append(f'<line class="dot" x1="{x}" y1="{y}" x2="{x}" y2="{y}"><title>'
+                       f"{_e(title)}</title></line>")  # fmt: skip
+    return "".join(out) + "</svg>"
+
+
+def _strip_id(row: timeline.RowTimeline) -> str:
+    """A strip's element id: its line and row, in characters an id and a URL keep."""
+    text = f"strip-{row.line.machine}-{row.line.branch}-" + "-".join(map(str, row.key))
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
 
 
 def patch_section(builds: list[results.BuildResult]) -> str:
@@ -631,7 +822,8 @@ def _e(text) -> str:
 
 
 def _navigation(scenarios: list[str], patches: bool) -> str:
-    links = [f'<a href="#matrix-{_e(s)}">{_e(s)}</a>' for s in scenarios]
+    links = ['<a href="#timeline">timeline</a>']
+    links += [f'<a href="#matrix-{_e(s)}">{_e(s)}</a>' for s in scenarios]
     links += ['<a href="#patches">patches</a>'] if patches else []
     links += [
         '<a href="#corpus">corpus families</a>',
@@ -643,13 +835,14 @@ def _navigation(scenarios: list[str], patches: bool) -> str:
 
 def _legend() -> str:
     items = "".join(
-        f'<li><span class="v v-{state.replace(" ", "-")} key">{state}</span></li>'
+        f'<li><span class="v v-{state.replace(" ", "-")} key">{STRIP_MARKS[state]} {state}'
+        "</span></li>"
         for state in render.VERDICT_STATES
     )
     flips = (
         '<li><span class="v v-exact flip key">\u25b2 fixed / \u25bc broken / \u25c6 changed'
-        "</span> differs from the build it is compared with (same machine: the build of the "
-        "timeline before it; a patch's base)</li>"
+        "</span> differs from the build it is compared with (on the same machine, the build "
+        "before it of the same builds file; a patch's base)</li>"
         '<li><span class="key pass">pass</span> the Inductor pass attribution names</li>'
     )
     return f'<ul class="states">{items}{flips}</ul>'
@@ -721,10 +914,30 @@ pre.repro { margin: 4px 0 0; padding: 6px; background: #fff; border: 1px solid #
 button.copy { margin: 4px 0 0; font: inherit; font-size: 12px; }
 textarea.copied { display: block; width: 100%; height: 10em; margin-top: 4px;
   font: 12px ui-monospace, monospace; }
+table.now th { white-space: normal; } table.now td { max-width: 460px; }
+td.through { font-size: 12px; color: #57606a; } td.through .pass { display: inline-block; }
+table.strips { table-layout: fixed; width: max-content; }
+table.strips col.row-name { width: 260px; } table.strips col.release { width: 26px; }
+table.strips col.ranges { width: 200px; }
+table.strips th, table.strips td { padding: 1px 3px; overflow: hidden; }
+table.strips th.release { padding: 2px 0; vertical-align: bottom; text-align: center; }
+th.release span { writing-mode: vertical-rl; transform: rotate(180deg); font-size: 11px;
+  font-weight: normal; white-space: nowrap; }
+td.s { text-align: center; padding: 1px 0; font-size: 13px; }
+td.s-broken { box-shadow: inset 3px 0 0 #82071e; } td.s-fixed { box-shadow: inset 3px 0 0 #116329; }
+tbody.strip { border-top: 2px solid #d0d7de; }
+tr.cost-line th.metric { font-weight: normal; font-size: 12px; color: #57606a; }
+tr.cost-line td.spark { padding: 0; } td.extent, td.ranges { font-size: 12px; }
+td.extent { color: #57606a; white-space: nowrap; }
+svg.spark { display: block; } svg.spark polyline { fill: none; stroke: #0072B2;
+  stroke-width: 1.5; vector-effect: non-scaling-stroke; }
+svg.spark line.dot { stroke: #0072B2; stroke-width: 5; stroke-linecap: round;
+  vector-effect: non-scaling-stroke; }
 """
 
 SCRIPT = """
-const rows = () => document.querySelectorAll('section.matrix tbody tr, #corpus tbody.family');
+const rows = () => document.querySelectorAll(
+  'section.matrix tbody tr, #corpus tbody.family, #timeline tbody.strip');
 function applyFilters() {
   const interesting = document.getElementById('only-interesting').checked;
   const inductor = document.getElementById('only-inductor').checked;
