@@ -6,11 +6,12 @@ is counted (`corpus.Correctness.track_failed_programs`) and listed in the report
 not. A benchmark whose probe row records an error (`benchmarks/probes/probe.py`
 `_describe_error`: `<exception class>: <first line> (at file:line)`) fails in asv, known or
 not. Either is a known state when an entry of `KNOWN_FAILURES` covers it: its error starts as
-the entry says, on a release the entry names. The report says
-why; `make history` does not fail for it. Any other failure fails `make history` (exit 1,
-after everything is saved and published), so a new one is looked at, then fixed or added here
-with its reason and releases. What a release lacks (an API, a capability later releases have)
-is no failure: it is a skip naming the first release that has it (`benchmarks/compat.py`).
+the entry says (its first line, and its second where the entry gives `then`), on a release the
+entry names. The report says why; `make history` does not fail for it. Any other failure
+fails `make history` (exit 1, after everything is saved and published), so a new one is looked
+at, then fixed or added here with its reason and releases. What a release lacks (an API, a
+capability later releases have) is no failure: it is a skip naming the first release that has
+it (`benchmarks/compat.py`).
 
 The tools read this list in their own environment (no torch): standard library only.
 """
@@ -30,12 +31,19 @@ class KnownFailure:
     """Why it is expected, for the report."""
     releases: tuple[str, ...] | None = None
     """The torch releases it is known on (`2.13` covers every 2.13.x); None: every release."""
+    then: str = ""
+    """How the error's second line starts: where the first line only wraps the exception behind
+    it (`torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:`), that one."""
 
     def covers(self, error: str, torch_version: str) -> bool:
         release = torch_version.split("+")[0]
-        return first_line(error).startswith(self.starts) and (
-            self.releases is None
-            or any(release == r or release.startswith(f"{r}.") for r in self.releases)
+        return (
+            first_line(error).startswith(self.starts)
+            and second_line(error).startswith(self.then)
+            and (
+                self.releases is None
+                or any(release == r or release.startswith(f"{r}.") for r in self.releases)
+            )
         )
 
 
@@ -78,6 +86,22 @@ KNOWN_FAILURES = (
         "2.4.1 run them",
         ("2.2",),
     ),
+    KnownFailure(
+        "torch._dynamo.exc.BackendCompilerFailed: backend='",
+        "torch 2.13 and 2.14's fake tensors check `as_strided_scatter` with the Python meta "
+        "(`torch._prims._as_strided_scatter_meta`, registered for the Meta key by "
+        "`activate_meta`), which measures the storage offset and extent against the input's "
+        "numel, not its storage. A mutation through an `as_strided` view of an input that is "
+        "itself a view (storage offset 1 here) is written back by functionalization as "
+        "`as_strided_scatter(input, ..., storage_offset)` with the absolute offset, and the "
+        "check refuses it: `as_strided_scatter: sizes [3, 4], strides [6, 1], storage offset 9 "
+        "... out of bounds for storage of size 96` (program 481 of seed0-500, grammar 2, "
+        "aot_eager and inductor alike, seen on 2.13.0 and 2.14.1; 2.15.0 runs the C++ meta and "
+        "compiles it, matching eager; pytorch/pytorch#140171). The build's compile fails, not "
+        "the program: its eager call is the reference",
+        ("2.13", "2.14"),
+        then="RuntimeError: as_strided_scatter: sizes ",
+    ),
 )
 
 
@@ -89,3 +113,15 @@ def known_failure(error: str, torch_version: str) -> KnownFailure | None:
 def first_line(error: str) -> str:
     lines = error.strip().splitlines()
     return lines[0] if lines else ""
+
+
+def second_line(error: str) -> str:
+    lines = error.strip().splitlines()
+    return lines[1] if len(lines) > 1 else ""
+
+
+def headline(error: str) -> str:
+    """The error's first line, and its second where the first only wraps the exception behind
+    it (`...BackendCompilerFailed: backend='inductor' raised:`): what a reader needs."""
+    first = first_line(error)
+    return f"{first} {second_line(error)}".strip() if first.endswith("raised:") else first

@@ -196,3 +196,29 @@ def test_only_the_suites_own_unsupported_is_a_known_state_not_dynamos():
     assert known_failures.known_failure(ours, "2.15.0") is not None
     assert known_failures.known_failure(theirs, "2.15.0") is None
     assert exception_name(RuntimeError("x")) == "RuntimeError"
+
+
+AS_STRIDED_SCATTER = (
+    "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+    "RuntimeError: as_strided_scatter: sizes [3, 4], strides [6, 1], storage offset 9  and "
+    "itemsize 4 requiring a storage size of 100 are out of bounds for storage of size 96"
+)
+"""Program 481 of seed0-500 on torch 2.13.0, as the corpus recorded it (first lines)."""
+
+
+def test_a_known_failure_can_name_the_error_behind_a_backend_failure():
+    """`BackendCompilerFailed`'s first line only names the backend: an entry's `then` names
+    the error behind it, so program 481's failure is known on 2.13 and 2.14 (2.15.0 compiles
+    it), and no other backend failure is."""
+    other = AS_STRIDED_SCATTER.replace("as_strided_scatter: sizes", "setStorage: sizes")
+    aot_eager = AS_STRIDED_SCATTER.replace("'inductor'", "'aot_eager'")
+    assert known_failures.known_failure(AS_STRIDED_SCATTER, "2.13.0+cpu") is not None
+    assert known_failures.known_failure(aot_eager, "2.14.1+cu130") is not None
+    assert known_failures.known_failure(AS_STRIDED_SCATTER, "2.15.0+cu132") is None
+    assert known_failures.known_failure(other, "2.13.0+cpu") is None
+    assert known_failures.second_line("one line") == ""
+    assert known_failures.headline(AS_STRIDED_SCATTER) == (
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: RuntimeError: "
+        "as_strided_scatter: sizes [3, 4], strides [6, 1], storage offset 9  and itemsize 4 "
+        "requiring a storage size of 100 are out of bounds for storage of size 96"
+    )

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import metrics  # standard library only
-from benchmarks.known_failures import first_line  # standard library only
+from benchmarks.known_failures import headline  # standard library only
 from benchmarks.machine import machine_name  # standard library only
 from tools import expected, results
 from tools import ledger as ledger_repo
@@ -122,7 +122,7 @@ def _programs(build: results.BuildResult) -> dict[tuple, tuple[str, str]]:
     for record in results.corpus_records(build):
         for row in record["rows"]:
             if row.get("error"):
-                verdict = ("failed", f"failed: {first_line(row['error'])}")
+                verdict = ("failed", f"failed: {headline(row['error'])}")
             elif row.get("wrong_elements"):
                 verdict = ("wrong", f"wrong: {row['wrong_elements']}")
             else:

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from benchmarks import metrics  # standard library only
-from benchmarks.known_failures import first_line  # standard library only
+from benchmarks.known_failures import headline  # standard library only
 from tools import compare, results, time_spent, timeline
 from tools import render as words
 
@@ -277,7 +277,7 @@ def corpus_lines(build: results.BuildResult, histories: dict) -> list[str]:
         if mine:
             lines += [f"Failed to compile or run ({len(mine)} program(s) of "
                       f"`{record['corpus']}`):", ""]  # fmt: skip
-            lines += [f"- {f.backend} program {f.program}: `{first_line(f.error)}` ("
+            lines += [f"- {f.backend} program {f.program}: `{headline(f.error)}` ("
                       + (f"known: {f.known})" if f.known else "not a known state: fails "
                          "`make history`)") for f in mine] + [""]  # fmt: skip
     return lines

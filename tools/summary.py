@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.known_failures import first_line  # standard library only
+from benchmarks.known_failures import headline  # standard library only
 from tools import render as words
 from tools import results, verdict_page
 
@@ -139,7 +139,7 @@ def failure_lines(build: results.BuildResult) -> list[str]:
     for program in results.failed_programs([build]):
         if not program.known:
             where = f"corpus {program.corpus} program {program.program} ({program.backend})"
-            failed.setdefault((True, first_line(program.error)), []).append(where)
+            failed.setdefault((True, headline(program.error)), []).append(where)
     ordered = sorted(failed.items(), key=lambda item: (item[0][0], -len(item[1])))
     lines = [f"  failed: {_first_of(names)}: {reason}"
              for (_, reason), names in ordered[:REASONS_SHOWN]]  # fmt: skip
