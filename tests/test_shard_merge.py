@@ -20,6 +20,7 @@ import pytest
 
 from tests.test_history_end_to_end import make_wheel
 from tests.test_records import SUITE, TOOLS_IMPORT
+from tools import disk
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -76,7 +77,8 @@ def runs(tmp_path_factory):
     _ok(_run(two, "-m", "tools.history", "--no-site-check", "--shard", "2/2"))
     merge = _ok(_run(merged, "-m", "tools.merge", "--no-site-check", str(one / "results"),
                      str(two / "results")))  # fmt: skip
-    return {"whole": whole, "one": one, "two": two, "merged": merged, "merge": merge}
+    return {"whole": whole, "one": one, "two": two, "merged": merged, "merge": merge,
+            "first": first}  # fmt: skip
 
 
 def _commits(work: Path) -> dict[str, str]:
@@ -129,6 +131,38 @@ def test_the_merged_results_publish_and_report_as_one_runs(runs):
     for tag in ("a", "b", "c"):
         assert f"## {tag} (torch 2.13.0" in text
     assert "merged" in runs["merge"].stdout and "asv result files" in runs["merge"].stdout
+
+
+def test_the_merged_time_table_shows_each_shards_run_and_its_peak_disk(runs):
+    """Each shard records its run (tools/disk.py: its builds, minutes and peak disk, printed at
+    the end of its `make history`); the merge keeps both records, and the merged report's
+    time table shows each build with its own shard's peak, and a line per shard."""
+    one, two, merged = runs["one"], runs["two"], runs["merged"]
+    records = [sorted((work / "results" / "runs" / MACHINE).glob("*.json")) for work in (one, two)]
+    assert [len(found) for found in records] == [1, 1]
+    first, second = (json.loads(found[0].read_text()) for found in records)
+    assert (first["shard"], second["shard"]) == ("1/2", "2/2")
+    assert len(first["builds"]) == 2 and len(second["builds"]) == 1
+    # the shard's environment holds torch 2.13.0: the sampler saw it
+    assert first["peak_disk"]["parts"]["asv environments"] > 10**8
+    assert first["peak_disk"]["samples"] >= 2 and first["sampling_error"] is None
+    printed = runs["first"].stdout.splitlines()
+    assert (
+        f"writeback: disk used beyond the checkout: {disk.describe(first['peak_disk'])}"
+        in (printed[-1])
+    )
+    kept = sorted(p.name for p in (merged / "results" / "runs" / MACHINE).glob("*.json"))
+    assert kept == sorted(found[0].name for found in records)
+
+    text = (merged / "results" / "report.md").read_text()
+    section = text.split("## Where the time went", 1)[1].split("\n## ", 1)[0]
+    rows = {row.split(" |")[0]: row for row in section.splitlines() if row.startswith("| ")}
+    for run in (first, second):
+        cell = f"| {disk.gb(run['peak_disk']['bytes'])}, run of {run['started']} |"
+        for build in run["builds"]:
+            assert rows[f"| {build['tag']} on {MACHINE}"].endswith(cell)
+        assert f"- the run of {run['started']} (builds.txt, shard {run['shard']}: " in section
+    assert section.count("- the run of ") == 2
 
 
 def _measured(report: str) -> str:

@@ -19,9 +19,9 @@ def test_phases_from_asv_durations_install_and_callgrind():
     assert spent["attribution"] == 30.0
     assert spent["total"] == 50.0 + 140.0 + 34.0  # callgrind and attribution: in setup_cache
     assert spent["setup_by_scenario"] == {"snapshot_swap": 100.0, "aliasing": 40.0}
-    lines = time_spent.render([("torch-2.15.0", spent)])
+    lines = time_spent.render([("torch-2.15.0", spent, None)])
     assert (
-        "| torch-2.15.0 | 50 s | 140 s | 30 s | 20 s | 34 s | 224 s | snapshot_swap 100 s |"
+        "| torch-2.15.0 | 50 s | 140 s | 30 s | 20 s | 34 s | 224 s | snapshot_swap 100 s | - |"
         in lines
     )
 
@@ -29,4 +29,4 @@ def test_phases_from_asv_durations_install_and_callgrind():
 def test_an_install_without_seconds_says_so_and_is_not_counted():
     spent = time_spent.time_spent({"<setup_cache corpus:35>": 10.0}, None, None)
     assert spent["total"] == 10.0
-    assert time_spent.render([("old", spent)])[-1].count("not recorded") == 3
+    assert time_spent.render([("old", spent, None)])[-1].count("not recorded") == 3

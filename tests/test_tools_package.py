@@ -18,11 +18,12 @@ from tools import builds, ledger, render, report, results
 ROOT = Path(__file__).resolve().parents[1]
 # every command of tools/ (render: the library the report and the check share; results: the
 # results model the report and the other tools read; time_spent: the report's time table;
-# summary: what `make history` and `make merge` print at the end)
+# summary: what `make history` and `make merge` print at the end; disk: the disk a run uses,
+# which `make history` samples and the install command bounds)
 TOOLS = sorted(
     p.stem
     for p in (ROOT / "tools").glob("*.py")
-    if p.stem not in ("__init__", "render", "results", "time_spent", "summary")
+    if p.stem not in ("__init__", "render", "results", "time_spent", "summary", "disk")
 )
 COMMITTED = ROOT / "results"
 

@@ -20,7 +20,10 @@ Steps, each printed as it starts:
      installed;
   5. the report (tools/report.py), written to results/report.md, and its summary printed
      (tools/summary.py: per build what is wrong, what flipped and what failed; where the
-     report, the site and the verdict page are, and `.venv/bin/asv preview`); then one line
+     report, the site and the verdict page are, and `.venv/bin/asv preview`); then the disk
+     the run used beyond the checkout at its peak, with what made it up (sampled while asv
+     ran, tools/disk.py; recorded in results/runs/<machine>/ when the run measured
+     something, where the report's time table reads it); then one line
      naming every real failure of the builds it measured, harness failures first (an eager
      reference that broke its own contract), then failed benchmarks and generated corpus
      programs that failed to compile or run other than a known state
@@ -44,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -51,10 +55,23 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from tools import asv_project, offline_site, report, results, site_browser, summary, verdict_page
+from benchmarks import artifacts  # standard library only
+from benchmarks.machine import build_folder  # standard library only
+from tools import (
+    asv_project,
+    disk,
+    offline_site,
+    report,
+    results,
+    site_browser,
+    summary,
+    verdict_page,
+)
 from tools import builds as builds_file
 from tools import ledger as ledger_repo
 
@@ -126,16 +143,27 @@ def main(argv: list[str] | None = None) -> int:
         run_args.append("--skip-existing-successful")
     if args.bench:
         run_args += ["--bench", args.bench]
-    started = time.monotonic()
+    os.environ.update(disk.PIP_ENV)  # asv's environments and the installs: one bounded cache
+    digests = _result_digests(results_dir, machine)
+    started, started_at = time.monotonic(), disk.now()
+    sampler = disk.Sampler(_disk_parts(results_dir, machine, todo))
     try:
-        code = _asv(*run_args, config=config, interruptible=True)
+        with sampler:
+            code = _asv(*run_args, config=config, interruptible=True)
     except KeyboardInterrupt:
         saved = [e.tag for e in todo if _has_results(results_dir, machine, e)]
         print(f"\nwriteback: interrupted. Saved: results of {len(saved)} of {len(todo)} build(s)"
               f"{' (' + ', '.join(saved) + ')' if saved else ''} in {results_dir}; run the same "
               "command again to resume with the rest.")  # fmt: skip
         return 130
-    print(f"   asv run finished in {(time.monotonic() - started) / 60:.1f} min", flush=True)
+    minutes = (time.monotonic() - started) / 60
+    print(f"   asv run finished in {minutes:.1f} min", flush=True)
+    measured = [e for e in todo if _has_new_results(results_dir, machine, e, digests)]
+    run = {"started": started_at, "builds_file": args.builds.name, "shard": args.shard,
+           "builds": [{"tag": e.tag, "commit": e.commit} for e in measured],
+           "minutes": round(minutes, 1), "peak_disk": sampler.peak.as_json(),
+           "interval_seconds": sampler.interval, "sampling_error": sampler.error}  # fmt: skip
+    recorded = disk.save_run(results_dir, machine, run) if measured else None
 
     problems = []
     if code not in (0, 2):  # asv exits 2 when some benchmark failed: counted below
@@ -148,7 +176,18 @@ def main(argv: list[str] | None = None) -> int:
         problems += publish(args.site_check, results_dir, ledger, everyone)
     published = ROOT / "html" if not quick and not shard else None
     loaded = write_report(results_dir, ledger, machine, everyone, published)
+    print(disk_line(run, recorded), flush=True)
     return failed_at_end(problems, loaded, {e.commit for e in todo})
+
+
+def disk_line(run: dict, recorded: Path | None) -> str:
+    """What `make history` prints of the disk its run used beyond the checkout, and where it
+    recorded it (None: nowhere, as it measured nothing new)."""
+    where = (f"recorded in {recorded.relative_to(ROOT)}" if recorded
+             else "not recorded: the run measured nothing new")  # fmt: skip
+    stopped = f"; {run['sampling_error']}" if run["sampling_error"] else ""
+    peak = disk.describe(run["peak_disk"])
+    return f"writeback: disk used beyond the checkout: {peak}{stopped} ({where})"
 
 
 def failed_at_end(
@@ -306,6 +345,46 @@ def _descendants(pid: int) -> list[int]:
             found.append(child)
             todo.append(child)
     return found
+
+
+def _disk_parts(results_dir: Path, machine: str, todo: list) -> Callable[[], dict[str, list[Path]]]:
+    """What the run writes beyond the checkout, part by part (tools/disk.py), as paths asked
+    again at each sample: asv's environments, pip's cache (as pip names it), the Inductor
+    caches, the kept code of the builds it measures, and what appears in the temporary
+    folder."""
+    environments = ROOT / json.loads((ROOT / "asv.conf.json").read_text())["env_dir"]
+    pip_cache = disk.pip_cache_dir()
+    temporary = disk.new_entries(Path(tempfile.gettempdir()))
+    records = results_dir / "builds" / machine
+
+    def parts() -> dict[str, list[Path]]:
+        kept = [artifacts.root() / machine / build_folder(identity) for entry in todo
+                if (identity := _installed(records / f"{entry.commit}.json"))]  # fmt: skip
+        return dict(zip(disk.PARTS, ([environments], [pip_cache] if pip_cache else [],
+                                     [artifacts.cache_root()], kept, temporary())))  # fmt: skip
+
+    return parts
+
+
+def _installed(record: Path) -> dict | None:
+    """The install record at `record` when it names the torch it installed, else None."""
+    try:
+        identity = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return None
+    return identity if identity.get("torch_version") and identity.get("torch_git_version") else None
+
+
+def _result_digests(results_dir: Path, machine: str) -> dict[str, bytes]:
+    """The sha256 of each asv result file of `machine`, by file name."""
+    files = (results_dir / machine).glob("*.json")
+    return {p.name: hashlib.sha256(p.read_bytes()).digest() for p in files if p.stem != "machine"}
+
+
+def _has_new_results(results_dir: Path, machine: str, entry, digests: dict[str, bytes]) -> bool:
+    """Whether asv wrote a result file of `entry` since `digests` were taken."""
+    return any(digests.get(path.name) != hashlib.sha256(path.read_bytes()).digest()
+               for path in (results_dir / machine).glob(f"{entry.commit[:8]}-*.json"))  # fmt: skip
 
 
 def _has_results(results_dir: Path, machine: str, entry) -> bool:

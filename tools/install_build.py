@@ -53,7 +53,18 @@ that imports must carry exactly the patch its build asks for (none for a build o
 timeline).
 
 pip runs with PIP_CONSTRAINT=/dev/null: a build's pin is exact, and a machine-wide
-constraint file (such as one capping torch) would only make the pin fail.
+constraint file (such as one capping torch) would only make the pin fail. Its cache is the
+project's own (tools/disk.py `PIP_CACHE`), emptied before each install of its least recently
+written entries down to `PIP_CACHE_BOUND` (3 GB: the last install's downloads stay, so a
+patch build that reinstalls its base's wheel finds it; 26 releases never keep 26 wheels).
+
+Every build goes into the one environment asv made, so once a build is installed what the
+builds before it left is removed (`remove_what_earlier_builds_left`): the distributions
+nothing asked for and nothing here requires (a CUDA build's CUDA libraries and triton under a
+CPU build, or another CUDA generation's), and the Inductor caches of the machine's other
+builds. pip itself replaces a torch of another version whole (its files, and the byte code
+compiled beside them), so the environment holds what a new one would.
+
 Standard library only: it runs in the benchmark environment, which holds nothing else.
 """
 
@@ -66,6 +77,8 @@ import importlib.metadata
 import json
 import os
 import platform
+import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -75,8 +88,10 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks import artifacts  # standard library only
+from benchmarks import machine as host  # standard library only
 from benchmarks.machine import PATCH_RECORD, machine_name, release_numbers  # standard library only
-from tools import patch
+from tools import disk, patch
 
 # Client libraries some scenarios import, installed after torch. tensordict goes in without
 # its dependencies (it depends on torch, and pip must never swap the torch under test); its
@@ -179,6 +194,11 @@ def main(argv: list[str] | None = None) -> int:
         "attempted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
     print(f"writeback: installing {build['name']}: pip install {' '.join(build['pip_args'])}")
+    pruned, cached = disk.prune_pip_cache(disk.PIP_CACHE)
+    if pruned:
+        print(f"writeback: pip's cache {disk.PIP_CACHE}: {disk.gb(pruned)} of its least recently "
+              f"written entries removed, {disk.gb(cached)} kept (at most "
+              f"{disk.gb(disk.PIP_CACHE_BOUND)})")  # fmt: skip
     diff = (args.build_dir / patch.DIFF_FILE).read_bytes() if build.get("patch") else None
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="writeback-wheel-") as folder:
@@ -197,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         for problem in client_errors:
             print(f"writeback: a client library did not install (its scenario will skip): "
                   f"{problem}", file=sys.stderr)  # fmt: skip
+        remove_what_earlier_builds_left(machine, identity)
     # the report's time table: the install that put this torch here, not a later no-op
     record["install_seconds"] = kept.get("install_seconds") or round(time.monotonic() - started, 1)
     if _same_install(earlier, record):
@@ -211,6 +232,74 @@ def main(argv: list[str] | None = None) -> int:
         f"(commit {identity['torch_git_version']})"
     )
     return 0
+
+
+SEEDS = ("pip", "setuptools", "wheel")
+"""What virtualenv puts into an environment before anything is asked for."""
+
+
+def remove_what_earlier_builds_left(machine: str, identity: dict) -> None:
+    """Once a build is installed: uninstall the distributions the builds installed before it
+    left and nothing here needs (`unneeded`: the CUDA libraries and triton of a CUDA build
+    under a CPU build, or of another CUDA generation), and remove the Inductor caches of
+    `machine`'s other builds (`other_builds_caches`). The environment then holds what a new
+    one would, and a run over many builds keeps one build's worth of each."""
+    site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    if names := unneeded(site):
+        if error := _pip("uninstall", ["--yes", *names]):
+            print(f"writeback: could not uninstall what no build here needs ({', '.join(names)})"
+                  f": {error}", file=sys.stderr)  # fmt: skip
+        else:
+            print(f"writeback: uninstalled what earlier builds left and nothing here needs: "
+                  f"{', '.join(names)}")  # fmt: skip
+    if caches := other_builds_caches(artifacts.cache_root() / machine, host.build_folder(identity)):
+        for folder in caches:
+            shutil.rmtree(folder, ignore_errors=True)
+        print(f"writeback: removed the Inductor caches of {len(caches)} other build(s) of "
+              f"{machine} ({', '.join(f.name for f in caches)})")  # fmt: skip
+
+
+def unneeded(site: list[str]) -> list[str]:
+    """The distributions installed in the folders `site` that nothing asked for: neither asked
+    for by name (pip's `REQUESTED`: the torch build, its clients, asv's own packages), nor a
+    seed of the environment (`SEEDS`), nor named by a requirement of one of those, however
+    deep (every marker and extra taken as true: what one of them might need stays)."""
+    installed = {}
+    for dist in importlib.metadata.distributions(path=site):
+        installed.setdefault(_canonical(dist.metadata["Name"] or ""), dist)
+    todo = [name for name, dist in installed.items()
+            if name in SEEDS or dist.read_text("REQUESTED") is not None]  # fmt: skip
+    needed: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        for requirement in installed[name].requires or []:
+            if (required := _requirement_name(requirement)) in installed:
+                todo.append(required)
+    return sorted(set(installed) - needed)
+
+
+def _canonical(name: str) -> str:
+    """A distribution's name as pip compares names (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requirement_name(requirement: str) -> str:
+    """The distribution a requirement (`nvidia-cublas-cu12==12.1.3.1; platform_system ==
+    "Linux"`) names."""
+    found = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return _canonical(found.group(1)) if found else ""
+
+
+def other_builds_caches(folder: Path, build: str) -> list[Path]:
+    """The Inductor cache folders in `folder` (one machine's: benchmarks/artifacts.py) of
+    builds other than `build`. A build's run empties its own caches before it compiles, so
+    no run reads another build's."""
+    if not folder.is_dir():
+        return []
+    return sorted(path for path in folder.iterdir() if path.is_dir() and path.name != build)
 
 
 PATCHED = ("patched", "skipped")
@@ -519,7 +608,8 @@ def _byte_compile() -> str:
 
 def _pip(command: str, pip_args: list[str]) -> str:
     """Run `pip COMMAND`; return '' on success, else the last line pip printed as an error."""
-    env = {**os.environ, "PIP_CONSTRAINT": "/dev/null", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env = {**os.environ, **disk.PIP_ENV, "PIP_CONSTRAINT": "/dev/null",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1"}  # fmt: skip
     quiet = ["--progress-bar", "off"] if command != "uninstall" else []
     result = subprocess.run(
         [sys.executable, "-m", "pip", command, *quiet, *pip_args],

@@ -5,11 +5,12 @@ results/, then publish and report them as one run's.
 
 Each FOLDER is a results/ tree as `make history` writes it: asv's `<machine>/` result files
 and `machine.json`, `benchmarks.json`, and the records beside them (`builds/<machine>/`,
-`generated/<machine>/`, `stability/<machine>/`). asv cannot merge results itself (asv issues
-#1362 and #2), but it keeps one file per (machine, ledger commit, environment), so folders
-measured with the same benchmark set, ledger and machine classes merge by copying. Before
-anything is copied, every folder is checked, and the merge is refused, saying why and what
-to do, when a folder holds:
+`generated/<machine>/`, `stability/<machine>/`, and `runs/<machine>/`: each run's peak disk,
+tools/disk.py, named so that two shards' never collide; the report shows each). asv cannot
+merge results itself (asv issues #1362 and #2), but it keeps one file per (machine, ledger
+commit, environment), so folders measured with the same benchmark set, ledger and machine
+classes merge by copying. Before anything is copied, every folder is checked, and the merge
+is refused, saying why and what to do, when a folder holds:
 
 - another benchmark set: its benchmarks.json differs (names, parameters or versions) from
   results/'s, when results/ holds results, else from the first folder's;

@@ -143,10 +143,12 @@ def stale_line(build: results.BuildResult) -> str:
 
 
 def time_section(builds: list[results.BuildResult]) -> list[str]:
-    """Where each build's time went (tools/time_spent.py), machine by machine."""
+    """Where each build's time went (tools/time_spent.py), machine by machine, with the peak
+    disk of the run that measured it (tools/disk.py)."""
     rows = [
         (f"{b.tag or b.name} on {b.machine}",
-         time_spent.time_spent(b.durations, _install_seconds(b), b.callgrind, _attributing(b)))
+         time_spent.time_spent(b.durations, _install_seconds(b), b.callgrind, _attributing(b)),
+         b.run)
         for b in builds if b.installed and b.durations
     ]  # fmt: skip
     if not rows:

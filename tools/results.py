@@ -6,13 +6,15 @@ it.
 API); the coordinates a wrong result is wrong in, and the reason for a skip or a failure, from
 the probe record the same machine kept beside them (results/generated/<machine>/<build>/<isa>/
 <scenario>/probe.json); the torch identity of the build from results/builds/<machine>/<ledger
-commit>.json, written when it was installed there. Builds of every builds file (every ledger
-branch) are loaded, each patch build right after its base (`BuildResult.base`): a patch is
-compared with its base, a build of the timeline with the timeline build before it on the same
-machine and of the same builds file (its release line), never with a patch (`compared_with`).
-A result measured with another version of its benchmark than results/benchmarks.json holds (a
-build not measured again since the benchmark changed) is left out, as asv's publish leaves it
-out, and the build says so (`BuildResult.stale`).
+commit>.json, written when it was installed there; and the record of the latest run that
+measured it there (results/runs/<machine>/: its minutes and peak disk, tools/disk.py).
+Builds of every builds file (every ledger branch) are loaded, each patch build right after
+its base (`BuildResult.base`): a patch is compared with its base, a build of the timeline
+with the timeline build before it on the same machine and of the same builds file (its
+release line), never with a patch (`compared_with`). A result measured with another version
+of its benchmark than results/benchmarks.json holds (a build not measured again since the
+benchmark changed) is left out, as asv's publish leaves it out, and the build says so
+(`BuildResult.stale`).
 
 The verdict of a row (`verdict_state`: its state and its words) is `exact`, `wrong: ...`,
 `harness failure: why` (the eager reference broke its own contract: the harness is wrong, not
@@ -35,6 +37,7 @@ from asv.results import iter_results_for_machine
 
 from benchmarks.known_failures import first_line, known_failure  # standard library only
 from benchmarks.machine import build_folder  # standard library only
+from tools import disk
 from tools import ledger as ledger_repo
 from tools import render as words
 from tools.builds import PULL_REQUEST
@@ -75,6 +78,9 @@ class BuildResult:
     branch: str = ledger_repo.BRANCH
     """The ledger branch of the builds file the build is listed in (`main`: builds.txt): a
     machine's builds of one branch are one release line (tools/timeline.py)."""
+    run: dict | None = None
+    """The record of the latest run on this machine that measured this build (its start,
+    builds, minutes and peak disk: tools/disk.py); None where no run recorded one."""
 
     @property
     def label(self) -> str:
@@ -144,6 +150,7 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
     loaded = []
     for name in machines:
         by_commit = {r.commit_hash: r for r in iter_results_for_machine(str(results_dir), name)}
+        runs = disk.latest_runs(results_dir, name)
         for entry in entries:
             result = by_commit.get(entry.commit)
             if result is None:
@@ -174,6 +181,7 @@ def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[Bu
             build.probe = _probe_rows(records)
             build.durations = dict(result.duration)
             build.callgrind = _callgrind_seconds(records)
+            build.run = runs.get(entry.commit)
             loaded.append(build)
     return loaded
 

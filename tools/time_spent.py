@@ -10,9 +10,15 @@ attribution, summed over those workers, can exceed their setup_cache's share. Ca
 the wait for the count after the compiles (a fork of the build's zygote, which imported
 torch and Inductor under valgrind before).
 Builds measured side by side share the cores: compare builds of one run, not runs.
+
+Each build's run (`make history`, or a shard of it) has its peak disk beyond the checkout
+beside it: what the run's asv environment, pip's cache, Inductor caches, kept code and
+temporary files took at most, sampled while it ran (tools/disk.py).
 """
 
 from __future__ import annotations
+
+from tools import disk
 
 SETUP_CACHE = "<setup_cache "
 
@@ -44,25 +50,35 @@ def time_spent(
     return {**phases, "total": sum(counted), "setup_by_scenario": setup}
 
 
-def render(rows: list[tuple[str, dict]]) -> list[str]:
-    """Markdown lines: one row per (build label, `time_spent` figures)."""
+def render(rows: list[tuple[str, dict, dict | None]]) -> list[str]:
+    """Markdown lines: one row per (build label, `time_spent` figures, the record of the run
+    that measured it: tools/disk.py, None when none was recorded), then a line per run with
+    its peak disk and what made it up."""
     if not rows:
         return []
     lines = [
         "| build | install | setup_cache (compile + check) | of which attribution "
-        "| of which callgrind | asv benchmark processes | total | slowest setup_cache |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "| of which callgrind | asv benchmark processes | total | slowest setup_cache "
+        "| its run's peak disk |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|",
     ]
-    for label, spent in rows:
+    runs = {_run_key(run): run for _, _, run in rows if run}
+    for label, spent, run in rows:
         slowest = max(spent["setup_by_scenario"].items(), key=lambda kv: kv[1], default=None)
+        disk_cell = f"{disk.gb(run['peak_disk']['bytes'])}, run of {run['started']}" if run else "-"
         lines.append(
             f"| {label} | {_seconds(spent['install'])} | {_seconds(spent['setup_cache'])} "
             f"| {_seconds(spent['attribution'])} "
             f"| {_seconds(spent['callgrind'])} | {_seconds(spent['asv processes'])} "
             f"| {_seconds(spent['total'])} "
-            f"| {f'{slowest[0]} {_seconds(slowest[1])}' if slowest else '-'} |"
+            f"| {f'{slowest[0]} {_seconds(slowest[1])}' if slowest else '-'} | {disk_cell} |"
         )
-    return lines
+    return lines + ([""] if runs else []) + [disk.run_line(runs[key]) for key in sorted(runs)]
+
+
+def _run_key(run: dict) -> tuple:
+    """A run's start and the builds it measured (two shards may start in the same second)."""
+    return run["started"], tuple(build["commit"] for build in run["builds"])
 
 
 def _seconds(value) -> str:
