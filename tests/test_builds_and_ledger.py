@@ -125,8 +125,10 @@ def test_same_file_gives_the_same_ids_anywhere(tmp_path):
 
 def test_appending_a_build_keeps_earlier_ids_and_tags(tmp_path):
     text = (ROOT / "builds.txt").read_text()
-    before = ledger.build_ledger(builds.parse(text), tmp_path / "l")
-    after = ledger.build_ledger(builds.parse(text + "nightly 2026-11-05\n"), tmp_path / "l")
+    before = ledger.build_ledger(builds.parse(text, folder=ROOT), tmp_path / "l")
+    after = ledger.build_ledger(
+        builds.parse(text + "nightly 2026-11-05\n", folder=ROOT), tmp_path / "l"
+    )
     assert _ids(after[:-1]) == _ids(before)
     assert after[-1].name == "nightly-2026-11-05"
     tags = subprocess.run(
