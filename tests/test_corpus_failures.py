@@ -159,6 +159,7 @@ def test_make_history_exits_1_after_saving_and_publishing(record, tmp_path, monk
         monkeypatch.delenv(knob, raising=False)  # a quick run goes elsewhere
     (tmp_path / ".asv").mkdir()
     (tmp_path / "results").mkdir()
+    (tmp_path / "asv.conf.json").write_text((ROOT / "asv.conf.json").read_text())  # env_dir
     monkeypatch.setattr(history, "ROOT", tmp_path)
     monkeypatch.setattr(ledger_repo, "DEFAULT_LEDGER", tmp_path / "ledger")
     monkeypatch.setattr(asv_project, "MACHINE_FILE", tmp_path / ".asv" / "machine.json")
