@@ -172,6 +172,26 @@ def exact_without_each(found: dict, judge: Callable[[], list[bool]]) -> list[boo
     return [None if before else now for before, now in zip(held[0], after)]
 
 
+def exact_without_batched(found: dict, checks: list, shared: list[int],
+                          judge_shared: Callable[[], list[bool]],
+                          alone: Callable[[object], bool | None]) -> list:  # fmt: skip
+    """`exact_without` of each of `checks`: the ones at positions `shared` (when more than one)
+    compiled together by `judge_shared()` (`exact_without_each`: two compiles for all of them);
+    a check the shared compile cannot answer for, every check when it fails, and every other
+    check get `alone(check)`, their own compiles. The corpus's member checks and the catalogue
+    match both use it."""
+    verdicts: list = [None] * len(checks)
+    if len(shared) > 1 and named_passes(found):
+        try:
+            each = exact_without_each(found, judge_shared) or []
+        except Exception:  # noqa: BLE001  the shared compile failed: each alone
+            each = []
+        for k, verdict in zip(shared, each):
+            verdicts[k] = verdict
+    return [alone(check) if verdict is None else verdict
+            for check, verdict in zip(checks, verdicts)]  # fmt: skip
+
+
 def _attribute(holds: Callable[[], bool], bisector: bool) -> dict:
     if holds():
         return empty_result("exact under Inductor in this process: nothing to attribute")

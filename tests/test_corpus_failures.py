@@ -161,6 +161,7 @@ def test_make_history_exits_1_after_saving_and_publishing(record, tmp_path, monk
     (tmp_path / "results").mkdir()
     (tmp_path / "asv.conf.json").write_text((ROOT / "asv.conf.json").read_text())  # env_dir
     monkeypatch.setattr(history, "ROOT", tmp_path)
+    monkeypatch.setattr(asv_project, "ROOT", tmp_path)  # its configuration: asv.conf.json above
     monkeypatch.setattr(ledger_repo, "DEFAULT_LEDGER", tmp_path / "ledger")
     monkeypatch.setattr(asv_project, "MACHINE_FILE", tmp_path / ".asv" / "machine.json")
     monkeypatch.setattr(asv_project, "prepare", lambda machine, results_dir: "m")

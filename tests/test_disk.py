@@ -195,3 +195,17 @@ def test_two_shards_started_at_once_keep_a_record_each_and_a_bad_one_is_named(tm
         "b" * 40: "2/2",
     }
     assert "20261130T000000Z-broken.json is not a run record" in capsys.readouterr().err
+
+
+def test_the_folders_asvs_configuration_names_resolve_against_its_folder(tmp_path):
+    """The disk sampler's environments, the results and the benchmark folder come from one
+    reading of asv.conf.json (`asv_project.configured`), with asv's defaults."""
+    from tools import asv_project
+
+    config = tmp_path / "asv.conf.json"
+    config.write_text('{"env_dir": "cache/env", "results_dir": "out"}')
+    assert asv_project.configured("env_dir", config) == tmp_path / "cache" / "env"
+    assert asv_project.configured("results_dir", config) == tmp_path / "out"
+    assert asv_project.configured("benchmark_dir", config) == tmp_path / "benchmarks"
+    assert asv_project.results_dir(["run", "--config", str(config)]) == tmp_path / "out"
+    assert asv_project.configured("env_dir") == asv_project.ROOT / ".asv" / "env"

@@ -119,12 +119,21 @@ def prepare(name: str | None, results_dir: Path, root: Path = ROOT, measuring: b
     return name
 
 
-def results_dir(argv: list[str]) -> Path:
-    """The results folder of the asv configuration the arguments name (`--config`)."""
-    config = _option(argv, "--config")
+def configured(key: str, config: Path | None = None) -> Path:
+    """A folder asv's configuration (`config`, else this checkout's asv.conf.json) names:
+    `results_dir`, `env_dir` or `benchmark_dir`, relative to the configuration's folder as asv
+    reads it, with asv's defaults."""
     path = Path(config).resolve() if config else ROOT / "asv.conf.json"
     conf = json.loads(path.read_text())
-    return path.parent / conf.get("results_dir", "results")
+    return path.parent / conf.get(key, _ASV_DEFAULTS[key])
+
+
+_ASV_DEFAULTS = {"results_dir": "results", "env_dir": "env", "benchmark_dir": "benchmarks"}
+
+
+def results_dir(argv: list[str]) -> Path:
+    """The results folder of the asv configuration the arguments name (`--config`)."""
+    return configured("results_dir", _option(argv, "--config"))
 
 
 def _option(argv: list[str], option: str) -> str | None:
@@ -218,7 +227,7 @@ def discovery_inputs(argv: list[str], machine: str) -> str | None:
     from asv import __version__ as asv_version
 
     config = Path(_option(argv, "--config") or ROOT / "asv.conf.json").resolve()
-    bench = config.parent / json.loads(config.read_text()).get("benchmark_dir", "benchmarks")
+    bench = configured("benchmark_dir", config)
     commits = hashfile.read_text()
     digest = hashlib.sha256(config.read_bytes())
     for path in sorted(bench.rglob("*")):

@@ -352,7 +352,7 @@ def _disk_parts(results_dir: Path, machine: str, todo: list) -> Callable[[], dic
     again at each sample: asv's environments, pip's cache (as pip names it), the Inductor
     caches, the kept code of the builds it measures, and what appears in the temporary
     folder."""
-    environments = ROOT / json.loads((ROOT / "asv.conf.json").read_text())["env_dir"]
+    environments = asv_project.configured("env_dir")
     pip_cache = disk.pip_cache_dir()
     temporary = disk.new_entries(Path(tempfile.gettempdir()))
     records = results_dir / "builds" / machine

@@ -188,28 +188,20 @@ def _same_passes_each(family: dict, chosen: list[Entry]) -> list[bool]:
     on, then off); an entry that compile cannot answer for, and every other entry, alone."""
     if not family["passes"]:
         return [True] * len(chosen)
-    verdicts: list = [None] * len(chosen)
     shared = [k for k, entry in enumerate(chosen) if entry.fullgraph]
-    if len(shared) > 1:
 
-        def judge_each() -> list[bool]:
-            together = [chosen[k] for k in shared]
-            wrong = _judged(*_combined(together), family["backend"], fullgraph=True)
-            owners = {_owner(key) for key in wrong or {}}
-            if wrong is None or None in owners:
-                raise RuntimeError("the shared compile failed or named no one entry")
-            return [position not in owners for position in range(len(shared))]
+    def judge_each() -> list[bool]:
+        together = [chosen[k] for k in shared]
+        wrong = _judged(*_combined(together), family["backend"], fullgraph=True)
+        owners = {_owner(key) for key in wrong or {}}
+        if wrong is None or None in owners:
+            raise RuntimeError("the shared compile failed or named no one entry")
+        return [position not in owners for position in range(len(shared))]
 
-        try:
-            each = attribution.exact_without_each(family["attribution"], judge_each) or []
-        except Exception:  # noqa: BLE001  the shared compile failed: each alone
-            each = []
-        for k, verdict in zip(shared, each):
-            verdicts[k] = verdict
-    return [
-        _same_passes(family, entry) if verdict is None else bool(verdict)
-        for entry, verdict in zip(chosen, verdicts)
-    ]
+    verdicts = attribution.exact_without_batched(
+        family["attribution"], chosen, shared, judge_each, lambda entry: _same_passes(family, entry)
+    )
+    return [bool(verdict) for verdict in verdicts]
 
 
 def _same_passes(family: dict, entry: Entry) -> bool:

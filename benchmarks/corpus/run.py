@@ -381,28 +381,21 @@ def _same_fault_group(run_id: str, programs: list[Program], backend: str, found:
     same are merged); any other, and every one whose inputs overlap (`screen.py`), is checked
     alone (`_same_fault`). With screening off (`$WRITEBACK_CORPUS_SCREEN=0`) every one is."""
     ready_to_compile(threads)
-    verdicts: list = [None] * len(programs)
     shared = [k for k, program in enumerate(programs) if not program.overlapping_inputs()]
-    if screen.screening() and len(shared) > 1 and attribution.named_passes(found):
-        combined = screen.combine([programs[k] for k in shared])
+    if not screen.screening():
+        shared = []
+    combined = screen.combine([programs[k] for k in shared]) if len(shared) > 1 else None
 
-        def judge_each() -> list[bool]:
-            outcome = judge_coordinates(combined, backend)
-            owners = {screen.owner(key) for key in outcome.wrong}
-            if outcome.error or None in owners:
-                raise RuntimeError(outcome.error or "a wrong coordinate of no one program")
-            return [position not in owners for position in range(len(shared))]
+    def judge_each() -> list[bool]:
+        outcome = judge_coordinates(combined, backend)
+        owners = {screen.owner(key) for key in outcome.wrong}
+        if outcome.error or None in owners:
+            raise RuntimeError(outcome.error or "a wrong coordinate of no one program")
+        return [position not in owners for position in range(len(shared))]
 
-        try:
-            each = attribution.exact_without_each(found, judge_each) or []
-        except Exception:  # noqa: BLE001  the shared compile failed: each alone
-            each = []
-        for k, verdict in zip(shared, each):
-            verdicts[k] = verdict
-    return [
-        _same_fault(program, backend, found) if verdict is None else verdict
-        for program, verdict in zip(programs, verdicts)
-    ]
+    return attribution.exact_without_batched(
+        found, programs, shared, judge_each, lambda program: _same_fault(program, backend, found)
+    )
 
 
 def _same_fault(program: Program, backend: str, found: dict):
