@@ -32,3 +32,43 @@ def test_asv_as_typed_runs_through_the_projects_machine_wrapper(shim, tmp_path, 
                           text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "the machine is registered by this wrapper itself (.asv/asv-machine.json)" in done.stdout
+
+
+def test_a_failed_setup_cache_prints_why_without_show_stderr(tmp_path):
+    """asv says only "skipped (setup_cache failed)" unless asked for every benchmark's output;
+    asv run through this project prints the end of the failed setup_cache's output (the 26
+    releases' first shard lost a whole build to an error nobody could see)."""
+    import json
+    import sys
+
+    bench = tmp_path / "benchmarks"
+    bench.mkdir()
+    (bench / "__init__.py").write_text("")
+    (bench / "planted.py").write_text(
+        "class Planted:\n"
+        "    def setup_cache(self):\n"
+        "        raise ModuleNotFoundError(\"planted: No module named 'pkg_resources'\")\n"
+        "    def track_nothing(self, cache):\n"
+        "        return 1\n"
+    )
+    conf = json.loads((ROOT / "asv.conf.json").read_text())
+    conf.update(repo=str(ROOT), benchmark_dir=str(bench), results_dir=str(tmp_path / "results"),
+                html_dir=str(tmp_path / "html"), env_dir=str(tmp_path / "env"))  # fmt: skip
+    (tmp_path / "asv.conf.json").write_text(json.dumps(conf))
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                            text=True, check=True).stdout.strip()  # fmt: skip
+    script = (
+        "import sys; from pathlib import Path; from tools import asv_project\n"
+        "root = Path(sys.argv[1])\n"
+        "asv_project.register('writeback-test', root)\n"
+        "sys.exit(asv_project.run_asv(sys.argv[2:], root=root))\n"
+    )
+    run = [sys.executable, "-c", script, str(tmp_path), "run", "--config",
+           str(tmp_path / "asv.conf.json"), "--environment", f"existing:{sys.executable}",
+           "--set-commit-hash", commit, "--machine", "writeback-test", "--quick"]  # fmt: skip
+    done = subprocess.run(run, cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "HOME": str(tmp_path)})  # fmt: skip
+    output = done.stdout + done.stderr
+    assert "skipped (setup_cache failed)" in output, output[-3000:]
+    assert "setup_cache of planted" in output, output[-3000:]
+    assert "planted: No module named 'pkg_resources'" in output, output[-3000:]

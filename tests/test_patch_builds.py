@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.shipped import releases_text
+from tests.test_wheel_sha256 import INDUCTOR_IMPORTS
 from tools import asv_project, builds, ledger, patch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -438,8 +439,10 @@ TORCH_FILES = {
     "torch/version.py": "__version__ = '2.15.0'\ngit_version = 'd0f2af8b' * 5\ncuda = None\n",
     "torch/_inductor/__init__.py": "",
     "torch/_inductor/pattern.py": PATTERN,
+    **INDUCTOR_IMPORTS,
 }
-"""A stand-in for the torch 2.15.0 wheel: what tools/install_build.py reads, and a module."""
+"""A stand-in for the torch 2.15.0 wheel: what tools/install_build.py reads (its identity, and
+`torch.utils.cpp_extension`, which Inductor's C++ compile imports), and a module."""
 
 
 @pytest.fixture(scope="module")

@@ -37,13 +37,19 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
+INDUCTOR_IMPORTS = {"torch/utils/__init__.py": "", "torch/utils/cpp_extension.py": ""}
+"""What a stand-in torch needs for tools/install_build.py's check that Inductor's C++ compile
+imports (`CPP_EXTENSION_PROBE`)."""
+
+
 def make_torch_wheel(folder: Path, version: str, git_version: str) -> Path:
     """A stand-in for a torch wheel: `import torch` gives `__version__`, `version.git_version`
-    and `version.cuda`, all tools/install_build.py reads."""
+    and `version.cuda`, all tools/install_build.py reads, and `torch.utils.cpp_extension`
+    imports."""
     folder.mkdir(parents=True, exist_ok=True)
     version_py = f"__version__ = {version!r}\ngit_version = {git_version!r}\ncuda = None\n"
     files = {"torch/__init__.py": "from . import version\nfrom .version import __version__\n",
-             "torch/version.py": version_py}  # fmt: skip
+             "torch/version.py": version_py, **INDUCTOR_IMPORTS}  # fmt: skip
     return write_wheel(folder, "torch", version, files)
 
 

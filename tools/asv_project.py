@@ -187,12 +187,41 @@ def run_asv(argv: list[str], root: Path = ROOT) -> int:
 
     MachineCollection.get_machine_file_path = staticmethod(lambda: str(machine_file(root)))
     _graph_patch_branches()
+    _loud_setup_cache_failures("--show-stderr" in argv or "-e" in argv)
     sys.argv = ["asv", *argv]
     try:
         asv_main.main()
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return 0
+
+
+SETUP_CACHE_LINES = 30
+"""How much of a failed setup_cache's output is printed (its end, where the error is)."""
+
+
+def _loud_setup_cache_failures(shown_by_asv: bool) -> None:
+    """Print why a setup_cache failed, which asv prints only with `--show-stderr`: a scenario's
+    expected states are skips its own setup_cache records, so a setup_cache that fails is
+    never expected, and its skipped benchmarks alone ("skipped (setup_cache failed)") do not
+    say why (asv keeps no output in its results). Once a process."""
+    from asv import runner
+    from asv.console import log
+
+    create = runner.Spawner.create_setup_cache
+    if getattr(create, "loud", False) or shown_by_asv:
+        return
+
+    def loud(self, benchmark_id, timeout, params_str):
+        cache_dir, output = create(self, benchmark_id, timeout, params_str)
+        if cache_dir is None:
+            lines = (output or "(no output)").splitlines()[-SETUP_CACHE_LINES:]
+            log.error(f"writeback: setup_cache of {benchmark_id} failed; the end of its "
+                      "output:\n" + "\n".join(lines))  # fmt: skip
+        return cache_dir, output
+
+    loud.loud = True
+    runner.Spawner.create_setup_cache = loud
 
 
 def with_patch_branches(conf):

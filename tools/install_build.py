@@ -122,6 +122,18 @@ def clients(torch_version: str) -> tuple[tuple[str, ...], ...]:
                  for group in CLIENTS)  # fmt: skip
 
 
+SETUPTOOLS_WITH_PKG_RESOURCES = "setuptools==69.5.1"
+"""The setuptools a release's Inductor needs when its `torch.utils.cpp_extension` (imported
+by Inductor's C++ compile) imports `pkg_resources.packaging`: setuptools 70 dropped that name
+and 82 removed `pkg_resources`, so next to the environment's own setuptools (84 here) every
+Inductor compile of such a release raises ModuleNotFoundError (2.1.0 measured). Which
+releases need it is measured at each install (`_inductor_toolchain`), not listed."""
+
+CPP_EXTENSION_PROBE = "import torch.utils.cpp_extension"
+"""What Inductor's C++ compile imports first on every release (its include and library
+paths): run in the environment once a build is installed."""
+
+
 # pip and the identity check run in the environment's own folder (asv starts this script in the
 # project's): no folder of the project (site/, expected/, ...) can shadow a module they import.
 ENV_DIR = sys.prefix
@@ -217,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
         for problem in client_errors:
             print(f"writeback: a client library did not install (its scenario will skip): "
                   f"{problem}", file=sys.stderr)  # fmt: skip
+        record["setuptools"], error = _inductor_toolchain()
+        if error:
+            record.update(installed=False, error=error)
         remove_what_earlier_builds_left(machine, identity)
     # the report's time table: the install that put this torch here, not a later no-op
     record["install_seconds"] = kept.get("install_seconds") or round(time.monotonic() - started, 1)
@@ -236,6 +251,49 @@ def main(argv: list[str] | None = None) -> int:
 
 SEEDS = ("pip", "setuptools", "wheel")
 """What virtualenv puts into an environment before anything is asked for."""
+
+
+def _inductor_toolchain() -> tuple[dict, str | None]:
+    """Make `torch.utils.cpp_extension` import (`CPP_EXTENSION_PROBE`), which Inductor's C++
+    compile needs. An earlier build's pin is undone first (the build is probed next to a
+    current setuptools, as a new environment would hold); when the probe fails on
+    `pkg_resources`, `SETUPTOOLS_WITH_PKG_RESOURCES` is installed and the probe tried again.
+    Returns what the record keeps (the setuptools version, and why it was pinned) and the
+    error that leaves this build without Inductor (the install then fails, saying so), else
+    None."""
+    if _distribution_version("setuptools") == SETUPTOOLS_WITH_PKG_RESOURCES.split("==")[1]:
+        _pip("install", ["setuptools>=70"])
+    found: dict = {}
+    if (problem := _probe_problem()) and "pkg_resources" in problem:
+        found["pinned_because"] = (f"`{CPP_EXTENSION_PROBE}` failed next to setuptools "
+                                   f"{_distribution_version('setuptools')}: {problem}")  # fmt: skip
+        print(f"writeback: {found['pinned_because']}; installing {SETUPTOOLS_WITH_PKG_RESOURCES}")
+        if error := _pip("install", [SETUPTOOLS_WITH_PKG_RESOURCES]):
+            problem = f"{SETUPTOOLS_WITH_PKG_RESOURCES} did not install: {error}"
+        else:
+            problem = _probe_problem()
+    found = {"version": _distribution_version("setuptools"), **found}
+    if problem:
+        return found, (f"Inductor cannot compile C++ on this build: `{CPP_EXTENSION_PROBE}` "
+                       f"fails: {problem}")  # fmt: skip
+    return found, None
+
+
+def _probe_problem() -> str:
+    """'' when `CPP_EXTENSION_PROBE` runs in the environment, else its error's last line."""
+    result = subprocess.run([sys.executable, "-c", CPP_EXTENSION_PROBE],
+                            capture_output=True, text=True, cwd=ENV_DIR)  # fmt: skip
+    if result.returncode == 0:
+        return ""
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    return (lines or ["(no output)"])[-1]
+
+
+def _distribution_version(name: str) -> str | None:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def remove_what_earlier_builds_left(machine: str, identity: dict) -> None:

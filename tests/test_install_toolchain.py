@@ -1,0 +1,81 @@
+"""The install step that keeps Inductor's C++ compile importable on old releases
+(tools/install_build.py `_inductor_toolchain`): torch 2.1.0's `torch.utils.cpp_extension`
+imports `pkg_resources.packaging`, which the environment's setuptools 84 does not have, so
+every Inductor compile of that release failed (measured in the long history's first shard).
+
+The probe runs for real, in a subprocess, against a stand-in `torch` and `pkg_resources` on
+PYTHONPATH; pip is replaced by a function that writes the stand-in `pkg_resources` the asked
+setuptools would bring."""
+
+from __future__ import annotations
+
+import pytest
+
+from tools import install_build
+
+PIN = install_build.SETUPTOOLS_WITH_PKG_RESOURCES.split("==")[1]
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    (site / "torch" / "utils").mkdir(parents=True)
+    (site / "torch" / "__init__.py").write_text("")
+    (site / "torch" / "utils" / "__init__.py").write_text("")
+    (site / "pkg_resources").mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    state = {"setuptools": "84.2.1", "pip": []}
+
+    def setuptools(version: str) -> None:
+        state["setuptools"] = version
+        has = "packaging = object()\n" if version == PIN else ""  # 70 dropped it
+        (site / "pkg_resources" / "__init__.py").write_text(has)
+
+    def pip(command: str, args: list[str]) -> str:
+        state["pip"].append(args)
+        setuptools(PIN if args == [install_build.SETUPTOOLS_WITH_PKG_RESOURCES] else "84.2.1")
+        return ""
+
+    def release(imports_pkg_resources: bool) -> None:
+        line = "from pkg_resources import packaging\n" if imports_pkg_resources else ""
+        (site / "torch" / "utils" / "cpp_extension.py").write_text(line)
+
+    setuptools("84.2.1")
+    monkeypatch.setattr(install_build, "_pip", pip)
+    monkeypatch.setattr(install_build, "_distribution_version", lambda name: state[name])
+    state["setuptools_to"], state["release"] = setuptools, release
+    return state
+
+
+def test_a_release_that_needs_pkg_resources_gets_the_setuptools_that_has_it(env):
+    env["release"](True)
+    found, error = install_build._inductor_toolchain()
+    assert error is None
+    assert found["version"] == PIN
+    assert "pkg_resources" in found["pinned_because"] and "84.2.1" in found["pinned_because"]
+    assert env["pip"] == [[install_build.SETUPTOOLS_WITH_PKG_RESOURCES]]
+
+
+def test_a_later_release_does_not_inherit_an_earlier_builds_pin(env):
+    env["setuptools_to"](PIN)  # what 2.1.0's install left
+    env["release"](False)
+    found, error = install_build._inductor_toolchain()
+    assert (found, error) == ({"version": "84.2.1"}, None)
+    assert env["pip"] == [["setuptools>=70"]]
+
+
+def test_two_old_releases_in_a_row_both_say_why_they_are_pinned(env):
+    env["setuptools_to"](PIN)
+    env["release"](True)
+    found, error = install_build._inductor_toolchain()
+    assert error is None and found["version"] == PIN and "pinned_because" in found
+
+
+def test_a_probe_that_fails_for_another_reason_fails_the_install_naming_it(env, tmp_path):
+    (tmp_path / "site" / "torch" / "utils" / "cpp_extension.py").write_text(
+        "raise ImportError('libgomp.so.1: cannot open shared object file')\n"
+    )
+    found, error = install_build._inductor_toolchain()
+    assert found == {"version": "84.2.1"}
+    assert "Inductor cannot compile C++" in error and "libgomp.so.1" in error
+    assert env["pip"] == []
