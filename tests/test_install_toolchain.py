@@ -79,3 +79,28 @@ def test_a_probe_that_fails_for_another_reason_fails_the_install_naming_it(env, 
     assert found == {"version": "84.2.1"}
     assert "Inductor cannot compile C++" in error and "libgomp.so.1" in error
     assert env["pip"] == []
+
+
+def test_files_an_earlier_build_wrote_into_torch_are_removed_and_the_wheels_kept(tmp_path):
+    """What pip's uninstall leaves in torch/ (torch 2.4's precompiled extension.h.gch, which
+    made gcc crash compiling for 2.1.0 after it) is removed once the next build is installed;
+    every file the wheel lists, and byte-compiled files, stay."""
+    site = tmp_path / "site"
+    files = ["torch/__init__.py", "torch/include/torch/extension.h"]
+    for name in files:
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text("x")
+    info = site / "torch-2.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.1.0\n")
+    (info / "RECORD").write_text("".join(f"{n},,\n" for n in files) + f"{info.name}/RECORD,,\n")
+    strays = ["torch/include/torch/extension.h.gch", "torch/include/torch/extension.h.sign"]
+    for name in [*strays, "torch/__pycache__/__init__.cpython-311.pyc"]:
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text("left")
+    removed = install_build.remove_strays("torch", [str(site)])
+    assert sorted(p.relative_to(site).as_posix() for p in removed) == strays
+    assert all((site / n).is_file() for n in files)
+    assert (site / "torch/__pycache__/__init__.cpython-311.pyc").is_file()
+    assert not any((site / n).exists() for n in strays)
+    assert install_build.remove_strays("torch", [str(site)]) == []

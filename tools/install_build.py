@@ -296,6 +296,32 @@ def _distribution_version(name: str) -> str | None:
         return None
 
 
+def remove_strays(name: str = "torch", path: list[str] | None = None) -> list[Path]:
+    """Remove the files in the installed `name` package's folder that its distribution does not
+    list (its RECORD), byte-compiled files aside: what earlier builds wrote there at run time,
+    which pip's uninstall leaves behind. Such a file changes what this build does: torch's
+    `cpp_extension` of 2.4 and later writes a precompiled `torch/include/torch/extension.h.gch`
+    beside the header, and 2.1.0, which knows nothing of it, had gcc pick it up and crash
+    (an internal compiler error in every cpp_wrapper compile). `path`: where to look for the
+    distribution (sys.path). Returns what was removed."""
+    found = importlib.metadata.distributions(name=name, path=path or sys.path)
+    dist = next(iter(found))
+    root = Path(dist.locate_file(name)).resolve()
+    listed = {Path(dist.locate_file(f)).resolve() for f in dist.files or []}
+    strays = sorted(
+        path for path in root.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.resolve() not in listed
+    )  # fmt: skip
+    for path in strays:
+        path.unlink()
+    if strays:
+        shown = ", ".join(str(p.relative_to(root.parent)) for p in strays[:3])
+        more = f" and {len(strays) - 3} more" if len(strays) > 3 else ""
+        print(f"writeback: removed {len(strays)} file(s) that earlier builds left in the "
+              f"installed {name}/ and its wheel does not have: {shown}{more}")  # fmt: skip
+    return strays
+
+
 def remove_what_earlier_builds_left(machine: str, identity: dict) -> None:
     """Once a build is installed: uninstall the distributions the builds installed before it
     left and nothing here needs (`unneeded`: the CUDA libraries and triton of a CUDA build
@@ -391,6 +417,7 @@ def _install(
         found = _identity()
     if isinstance(found, str):
         return found, wheels, None
+    remove_strays()
     problem = _version_problem(build, pip_args, found["identity"]["torch_version"])
     problem = problem or _import_problem(found) or (wheel and _origin_problem(wheel, found))
     if not problem and diff is not None and not found.get("patch"):
