@@ -224,3 +224,20 @@ def test_a_known_failure_can_name_the_error_behind_a_backend_failure():
         "as_strided_scatter: sizes [3, 4], strides [6, 1], storage offset 9  and itemsize 4 "
         "requiring a storage size of 100 are out of bounds for storage of size 96"
     )
+
+
+def test_a_corpus_error_says_where_it_was_raised():
+    """A bare `assert` in an old release's compiler raises AssertionError without a message:
+    the corpus row names the frame that raised it, from torch/ on where it is torch's."""
+    from benchmarks.corpus.oracle import error_text
+
+    def inner():
+        assert False  # noqa: B011, PT015  a bare assert, as torch 2.1's passes have
+
+    try:
+        inner()
+    except AssertionError as exc:
+        text = error_text(exc)
+    assert text.startswith("AssertionError: ")
+    assert text.endswith(f"(at test_corpus_failures.py:{inner.__code__.co_firstlineno + 1})")
+    assert known_failures.first_line(text).startswith("AssertionError: ")
