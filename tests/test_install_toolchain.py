@@ -104,3 +104,22 @@ def test_files_an_earlier_build_wrote_into_torch_are_removed_and_the_wheels_kept
     assert (site / "torch/__pycache__/__init__.cpython-311.pyc").is_file()
     assert not any((site / n).exists() for n in strays)
     assert install_build.remove_strays("torch", [str(site)]) == []
+
+
+def test_a_distribution_whose_files_another_uninstall_took_is_named(tmp_path):
+    """nvidia-cudnn-cu12 and -cu13 both own nvidia/cudnn/lib/libcudnn.so.9: uninstalling the
+    first (a leftover of an older build) removes the second's library, which is then listed
+    for reinstalling; a complete distribution is not."""
+    site = tmp_path / "site"
+    shared = "nvidia/cudnn/lib/libcudnn.so.9"
+    for name in ("nvidia_cudnn_cu13", "nvidia_cublas"):
+        info = site / f"{name}-9.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 9.0\n")
+        own = shared if name == "nvidia_cudnn_cu13" else "nvidia/cublas/lib/libcublas.so"
+        (info / "RECORD").write_text(f"{own},,\n{info.name}/RECORD,,\n")
+        (site / own).parent.mkdir(parents=True, exist_ok=True)
+        (site / own).write_text("lib")
+    assert install_build.clobbered([str(site)]) == []
+    (site / shared).unlink()  # what `pip uninstall nvidia-cudnn-cu12` does to the shared path
+    assert install_build.clobbered([str(site)]) == ["nvidia_cudnn_cu13==9.0"]

@@ -71,6 +71,7 @@ Standard library only: it runs in the benchmark environment, which holds nothing
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime as dt
 import hashlib
 import importlib.metadata
@@ -233,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
         if error:
             record.update(installed=False, error=error)
         remove_what_earlier_builds_left(machine, identity)
+        if not error and isinstance(after := _identity(), str):  # that removal broke it
+            error = f"after removing what earlier builds left: {after}"
+            record.update(installed=False, error=error)
     # the report's time table: the install that put this torch here, not a later no-op
     record["install_seconds"] = kept.get("install_seconds") or round(time.monotonic() - started, 1)
     if _same_install(earlier, record):
@@ -307,7 +311,7 @@ def remove_strays(name: str = "torch", path: list[str] | None = None) -> list[Pa
     found = importlib.metadata.distributions(name=name, path=path or sys.path)
     dist = next(iter(found))
     root = Path(dist.locate_file(name)).resolve()
-    listed = {Path(dist.locate_file(f)).resolve() for f in dist.files or []}
+    listed = {f.resolve() for f in _recorded(dist)}
     strays = sorted(
         path for path in root.rglob("*")
         if path.is_file() and "__pycache__" not in path.parts and path.resolve() not in listed
@@ -336,6 +340,12 @@ def remove_what_earlier_builds_left(machine: str, identity: dict) -> None:
         else:
             print(f"writeback: uninstalled what earlier builds left and nothing here needs: "
                   f"{', '.join(names)}")  # fmt: skip
+        if broken := clobbered(site):  # a file two distributions own went with the other
+            print(f"writeback: that uninstall removed files of {', '.join(broken)} (one path "
+                  f"owned by two distributions); reinstalling them")  # fmt: skip
+            if error := _pip("install", ["--force-reinstall", "--no-deps", *broken]):
+                print(f"writeback: could not reinstall {', '.join(broken)}: {error}",
+                      file=sys.stderr)  # fmt: skip
     if caches := other_builds_caches(artifacts.cache_root() / machine, host.build_folder(identity)):
         for folder in caches:
             shutil.rmtree(folder, ignore_errors=True)
@@ -363,6 +373,32 @@ def unneeded(site: list[str]) -> list[str]:
             if (required := _requirement_name(requirement)) in installed:
                 todo.append(required)
     return sorted(set(installed) - needed)
+
+
+def clobbered(site: list[str]) -> list[str]:
+    """`name==version` of each distribution installed in `site` that misses a file its RECORD
+    lists (byte-compiled files aside; the environment's own `SEEDS` left out). Two
+    distributions may own one path: nvidia-cudnn-cu12 (torch 2.5.0's) and nvidia-cudnn-cu13
+    (2.11.0's) both install nvidia/cudnn/lib/libcudnn.so.9, so uninstalling the first as a
+    leftover took the second's library with it, and torch 2.11.0 no longer imported
+    (measured in the long history; nccl the same)."""
+    broken = []
+    for dist in importlib.metadata.distributions(path=site):
+        if _canonical(dist.metadata["Name"] or "") in SEEDS:  # the environment's, not a build's
+            continue
+        files = [f for f in _recorded(dist) if "__pycache__" not in f.parts]
+        if any(not f.exists() for f in files):
+            broken.append(f"{dist.metadata['Name']}=={dist.version}")
+    return sorted(broken)
+
+
+def _recorded(dist) -> list[Path]:
+    """Every path the distribution's RECORD lists, read from RECORD itself: the
+    importlib_metadata backport, when something has imported it, answers `files` for the
+    whole process and leaves out the files that no longer exist (the very ones `clobbered`
+    looks for)."""
+    text = dist.read_text("RECORD") or ""
+    return [Path(dist.locate_file(row[0])) for row in csv.reader(text.splitlines()) if row]
 
 
 def _canonical(name: str) -> str:
