@@ -119,6 +119,10 @@ def prepare(name: str | None, results_dir: Path, root: Path = ROOT, measuring: b
     return name
 
 
+_ASV_DEFAULTS = {"results_dir": "results", "env_dir": "env", "benchmark_dir": "benchmarks"}
+"""asv's own defaults for the folders its configuration names."""
+
+
 def configured(key: str, config: Path | None = None) -> Path:
     """A folder asv's configuration (`config`, else this checkout's asv.conf.json) names:
     `results_dir`, `env_dir` or `benchmark_dir`, relative to the configuration's folder as asv
@@ -126,9 +130,6 @@ def configured(key: str, config: Path | None = None) -> Path:
     path = Path(config).resolve() if config else ROOT / "asv.conf.json"
     conf = json.loads(path.read_text())
     return path.parent / conf.get(key, _ASV_DEFAULTS[key])
-
-
-_ASV_DEFAULTS = {"results_dir": "results", "env_dir": "env", "benchmark_dir": "benchmarks"}
 
 
 def results_dir(argv: list[str]) -> Path:

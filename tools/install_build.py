@@ -233,8 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         record["setuptools"], error = _inductor_toolchain()
         if error:
             record.update(installed=False, error=error)
-        remove_what_earlier_builds_left(machine, identity)
-        if not error and isinstance(after := _identity(), str):  # that removal broke it
+        removed = remove_what_earlier_builds_left(machine, identity)
+        if removed and not error and isinstance(after := _identity(), str):  # it broke torch
             error = f"after removing what earlier builds left: {after}"
             record.update(installed=False, error=error)
     # the report's time table: the install that put this torch here, not a later no-op
@@ -287,9 +287,12 @@ def _probe_problem() -> str:
     """'' when `CPP_EXTENSION_PROBE` runs in the environment, else its error's last line."""
     result = subprocess.run([sys.executable, "-c", CPP_EXTENSION_PROBE],
                             capture_output=True, text=True, cwd=ENV_DIR)  # fmt: skip
-    if result.returncode == 0:
-        return ""
-    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    return "" if result.returncode == 0 else _last_line(result.stderr)
+
+
+def _last_line(text: str) -> str:
+    """The last line a command printed that is not blank, stripped (`(no output)` when none)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     return (lines or ["(no output)"])[-1]
 
 
@@ -313,11 +316,11 @@ def remove_strays(name: str = "torch", path: list[str] | None = None) -> list[Pa
     root = Path(dist.locate_file(name)).resolve()
     listed = {f.resolve() for f in _recorded(dist)}
     strays = sorted(
-        path for path in root.rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts and path.resolve() not in listed
+        file for file in root.rglob("*")
+        if file.is_file() and "__pycache__" not in file.parts and file.resolve() not in listed
     )  # fmt: skip
-    for path in strays:
-        path.unlink()
+    for stray in strays:
+        stray.unlink()
     if strays:
         shown = ", ".join(str(p.relative_to(root.parent)) for p in strays[:3])
         more = f" and {len(strays) - 3} more" if len(strays) > 3 else ""
@@ -326,12 +329,13 @@ def remove_strays(name: str = "torch", path: list[str] | None = None) -> list[Pa
     return strays
 
 
-def remove_what_earlier_builds_left(machine: str, identity: dict) -> None:
+def remove_what_earlier_builds_left(machine: str, identity: dict) -> list[str]:
     """Once a build is installed: uninstall the distributions the builds installed before it
     left and nothing here needs (`unneeded`: the CUDA libraries and triton of a CUDA build
     under a CPU build, or of another CUDA generation), and remove the Inductor caches of
     `machine`'s other builds (`other_builds_caches`). The environment then holds what a new
-    one would, and a run over many builds keeps one build's worth of each."""
+    one would, and a run over many builds keeps one build's worth of each. Returns the
+    distributions uninstalled."""
     site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
     if names := unneeded(site):
         if error := _pip("uninstall", ["--yes", *names]):
@@ -351,6 +355,7 @@ def remove_what_earlier_builds_left(machine: str, identity: dict) -> None:
             shutil.rmtree(folder, ignore_errors=True)
         print(f"writeback: removed the Inductor caches of {len(caches)} other build(s) of "
               f"{machine} ({', '.join(f.name for f in caches)})")  # fmt: skip
+    return names
 
 
 def unneeded(site: list[str]) -> list[str]:
@@ -723,8 +728,7 @@ def _byte_compile() -> str:
     )
     if result.returncode == 0:
         return ""
-    lines = [line.strip() for line in (result.stdout + result.stderr).splitlines() if line.strip()]
-    return f"byte-compiling {folder} failed: {(lines or ['(no output)'])[-1]}"
+    return f"byte-compiling {folder} failed: {_last_line(result.stdout + result.stderr)}"
 
 
 def _pip(command: str, pip_args: list[str]) -> str:
@@ -755,8 +759,7 @@ def _identity() -> dict | str:
         cwd=ENV_DIR,
     )
     if result.returncode != 0:
-        lines = [line for line in result.stderr.splitlines() if line.strip()] or ["(no output)"]
-        return f"installed, but `import torch` fails: {lines[-1].strip()}"
+        return f"installed, but `import torch` fails: {_last_line(result.stderr)}"
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 

@@ -33,10 +33,9 @@ def time_spent(
     `<setup_cache module:line>` -> seconds); `callgrind`: scenario -> callgrind seconds, None
     where the probe records kept none (records written before they did); `attribution`: the
     seconds the probe rows' attributions took (inside the setup_caches too)."""
+    durations = {k: v for k, v in durations.items() if v is not None}  # None: asv did not run it
     setup = {}
     for key, seconds in durations.items():
-        if seconds is None:  # a benchmark asv did not run (its setup_cache failed): no time
-            continue
         if key.startswith(SETUP_CACHE):
             scenario = key[len(SETUP_CACHE) :].split(":", 1)[0]
             setup[scenario] = setup.get(scenario, 0.0) + float(seconds)
@@ -45,9 +44,7 @@ def time_spent(
         "setup_cache": sum(setup.values()),
         "callgrind": None if callgrind is None else sum(callgrind.values()),
         "attribution": attribution,
-        "asv processes": sum(
-            float(v) for k, v in durations.items() if v is not None and not k.startswith("<")
-        ),
+        "asv processes": sum(float(v) for k, v in durations.items() if not k.startswith("<")),
     }
     inside = ("callgrind", "attribution")  # parts of setup_cache, not counted again
     counted = [v for k, v in phases.items() if k not in inside and v is not None]
