@@ -17,8 +17,10 @@ import json
 import platform
 import re
 import shutil
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from unittest import mock
 
 import torch
@@ -180,6 +182,23 @@ def exception_name(exc: BaseException) -> str:
     if kind.__module__ == "builtins":
         return kind.__qualname__
     return f"{kind.__module__}.{kind.__qualname__}"
+
+
+def raised_at(exc: BaseException) -> str:
+    """Where `exc` was raised, as ` (at torch/_inductor/scheduler.py:1234)`: the innermost
+    frame of a real file (not FX's generated code: `<eval_with_key>.588` numbers differ from
+    one compile to the next, so one failure would get two texts), from `torch/` on where the
+    file is torch's, else its name; "" without a traceback. An old release's bare `assert`
+    raises `AssertionError` with no message at all: the place is all that tells one such
+    failure from another. The corpus's errors and the probes' both end with it."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
+    frames = [f for f in frames if not f.filename.startswith("<")]
+    if not frames:
+        return ""
+    parts = Path(frames[-1].filename).parts
+    shown = "/".join(parts[len(parts) - parts[::-1].index("torch") - 1 :]) if "torch" in parts \
+        else parts[-1]  # fmt: skip
+    return f" (at {shown}:{frames[-1].lineno})"
 
 
 def exception_summary(exc: BaseException, limit: int = 400) -> str:

@@ -185,8 +185,7 @@ def test_make_history_exits_1_after_saving_and_publishing(record, tmp_path, monk
 
 
 def test_only_the_suites_own_unsupported_is_a_known_state_not_dynamos():
-    from benchmarks.compat import Unsupported
-    from benchmarks.corpus.oracle import exception_name
+    from benchmarks.compat import Unsupported, exception_name
 
     class DynamoUnsupported(RuntimeError):  # torch._dynamo.exc.Unsupported's name, elsewhere
         pass
@@ -241,3 +240,39 @@ def test_a_corpus_error_says_where_it_was_raised():
     assert text.startswith("AssertionError: ")
     assert text.endswith(f"(at test_corpus_failures.py:{inner.__code__.co_firstlineno + 1})")
     assert known_failures.first_line(text).startswith("AssertionError: ")
+
+
+def test_where_an_error_was_raised_is_one_text_for_corpus_and_probes():
+    """The corpus's errors and the probes' name the place the same way (`compat.raised_at`):
+    torch's files from `torch/` on, and never FX's generated code, whose `<eval_with_key>.N`
+    differs from one compile to the next."""
+    import torch.utils._pytree as pytree
+
+    from benchmarks.compat import raised_at
+    from benchmarks.corpus.oracle import error_text
+    from benchmarks.probes.probe import _describe_error
+
+    generated = {}
+    exec(compile("def forward(f):\n    return f()\n", "<eval_with_key>.7", "exec"), generated)
+
+    def raising():
+        pytree.tree_unflatten([1, 2], pytree.tree_flatten([1])[1])
+
+    try:
+        generated["forward"](raising)
+    except ValueError as exc:
+        at = raised_at(exc)
+        corpus, probe = error_text(exc), _describe_error(exc)
+    assert at.startswith(" (at torch/utils/_pytree.py:"), at
+    assert corpus.endswith(at) and probe.endswith(at), (corpus, probe)
+
+    def only_generated():
+        exec(compile("raise KeyError(1)\n", "<eval_with_key>.8", "exec"), {})
+
+    try:
+        only_generated()
+    except KeyError as exc:
+        assert (
+            raised_at(exc)
+            == f" (at test_corpus_failures.py:{only_generated.__code__.co_firstlineno + 1})"
+        )

@@ -22,12 +22,11 @@ said in one place, `benchmarks/known_failures.py`; every other failure fails `ma
 
 from __future__ import annotations
 
-import traceback
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
+from ..compat import exception_name, raised_at
 from ..compiled import build
 from ..contract import Case, Verdict, alias_wrong, check, count_wrong
 from .program import Program
@@ -80,31 +79,9 @@ def judge_coordinates(program: Program, backend: str) -> Outcome:
 
 
 def error_text(exc: BaseException) -> str:
-    """`Class: message` (at most 300 characters of it), then where it was raised: the innermost
-    frame of a real file (not FX's generated code), from `torch/` on where it is torch's
-    (`(at torch/_inductor/scheduler.py:1234)`). An old release's bare `assert` raises
-    `AssertionError` with no message at all (58 programs of seed0-500 on torch 2.1.0): the
-    place is all that tells one such failure from another."""
-    text = f"{exception_name(exc)}: {str(exc).strip()[:300]}"
-    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
-    frames = [f for f in frames if not f.filename.startswith("<")]  # not FX's generated code
-    if not frames:  # (`<eval_with_key>.588`: its number differs from one compile to the next)
-        return text
-    path = Path(frames[-1].filename)
-    parts = path.parts
-    shown = "/".join(parts[len(parts) - parts[::-1].index("torch") - 1 :]) if "torch" in parts \
-        else path.name  # fmt: skip
-    return f"{text} (at {shown}:{frames[-1].lineno})"
-
-
-def exception_name(exc: BaseException) -> str:
-    """The exception's class as an error line names it: its qualified name, but for Python's
-    own (`RuntimeError`), so that two classes of one name (the suite's `Unsupported` and
-    dynamo's graph-break `Unsupported`) are never taken for each other."""
-    kind = type(exc)
-    if kind.__module__ == "builtins":
-        return kind.__qualname__
-    return f"{kind.__module__}.{kind.__qualname__}"
+    """`Class: message` (at most 300 characters of it), then where it was raised
+    (`compat.raised_at`: `(at torch/_inductor/scheduler.py:1234)`)."""
+    return f"{exception_name(exc)}: {str(exc).strip()[:300]}{raised_at(exc)}"
 
 
 def _case(program: Program, fn) -> Case:

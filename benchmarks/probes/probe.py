@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 from typing import NamedTuple
 
@@ -35,6 +34,7 @@ from ..compat import (
     lacking,
     limitation,
     missing_attributes,
+    raised_at,
     torch_identity,
     vector_isa,
 )
@@ -497,10 +497,8 @@ def record_failure(row: dict, exc: Exception) -> None:
 
 def _describe_error(exc: Exception) -> str:
     """`Class: first line (at file:line)`, with the exception behind it
-    (`compat.exception_summary`)."""
-    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
-    at = f" (at {Path(where.filename).name}:{where.lineno})" if where else ""
-    return f"{exception_summary(exc)}{at}"
+    (`compat.exception_summary`, `compat.raised_at`)."""
+    return f"{exception_summary(exc)}{raised_at(exc)}"
 
 
 def isa() -> str:
