@@ -18,7 +18,11 @@ The tools read this list in their own environment (no torch): standard library o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+_PLACE = re.compile(r" \(at ([^()]+):\d+\)$")
+"""Where an error says it was raised, at its end (`compat.raised_at`)."""
 
 
 @dataclass(frozen=True)
@@ -34,12 +38,24 @@ class KnownFailure:
     then: str = ""
     """How the error's second line starts: where the first line only wraps the exception behind
     it (`torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:`), that one."""
+    bare: bool = False
+    """The line `starts` (or `then`) matches holds nothing more, but for where it was raised: an
+    `assert` without a message (a bare `AssertionError:` on an old release), not every one."""
+    at: str = ""
+    """Where it is raised, as the error's `(at <path>:<line>)` names it: the start of the path
+    (`torch/_functorch/`). An error that names no place (the rows measured before errors named
+    one, stop 25) is taken on its text alone."""
 
     def covers(self, error: str, torch_version: str) -> bool:
         release = torch_version.split("+")[0]
+        first, second = first_line(error), second_line(error)
+        matched = (second, self.then) if self.then else (first, self.starts)
+        place = _PLACE.search(error.strip())
         return (
-            first_line(error).startswith(self.starts)
-            and second_line(error).startswith(self.then)
+            first.startswith(self.starts)
+            and second.startswith(self.then)
+            and (not self.bare or _PLACE.sub("", matched[0]).strip() == matched[1].strip())
+            and (not self.at or place is None or place.group(1).startswith(self.at))
             and (
                 self.releases is None
                 or any(release == r or release.startswith(f"{r}.") for r in self.releases)
@@ -64,17 +80,18 @@ KNOWN_FAILURES = (
     ),
     KnownFailure(
         "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
-        "torch 2.13-2.15's AOTAutograd merges overlapping inputs, one of them mutated, into a "
+        "torch 2.4-2.15's AOTAutograd merges overlapping inputs, one of them mutated, into a "
         "synthetic base (their common `._base`: in the corpus the 1-D tensor they were reshaped "
         "from), then rebuilds an output that is a view of one of those inputs by replaying the "
         "view's ViewMeta sequence on the synthetic base, though the sequence was recorded "
         "relative to the input (`create_synthetic_base_metadata` keeps it, `gen_alias_from_base` "
         "replays it after the compiled call): a 2-D view replayed on the 1-D base raises "
         "(programs 11 and 247 of seed0-500, grammar version 2, aot_eager and inductor alike; "
-        "seen on 2.13.0, 2.14.1 and 2.15.0; dynamo alone runs them). pytorch/pytorch#198095, "
+        "seen on 2.4.1, 2.5.0, 2.10.0, 2.13.0, 2.14.1 and 2.15.0; dynamo alone runs them; on "
+        "2.1.0 the same programs meet the synthetic-base assert first). pytorch/pytorch#198095, "
         "whose silent form is the catalogue's `aliasing.aliased_input_view_return`: the build's "
         "runtime wrapper fails, not the program, whose eager call is the reference",
-        ("2.13", "2.14", "2.15"),
+        ("2.4", "2.5", "2.10", "2.13", "2.14", "2.15"),
     ),
     KnownFailure(
         "ValueError: tree_unflatten(leaves, treespec): `leaves` has length",
@@ -96,11 +113,106 @@ KNOWN_FAILURES = (
         "`as_strided_scatter(input, ..., storage_offset)` with the absolute offset, and the "
         "check refuses it: `as_strided_scatter: sizes [3, 4], strides [6, 1], storage offset 9 "
         "... out of bounds for storage of size 96` (program 481 of seed0-500, grammar 2, "
-        "aot_eager and inductor alike, seen on 2.13.0 and 2.14.1; 2.15.0 runs the C++ meta and "
-        "compiles it, matching eager; pytorch/pytorch#140171). The build's compile fails, not "
-        "the program: its eager call is the reference",
-        ("2.13", "2.14"),
+        "aot_eager and inductor alike, seen on 2.1.0, 2.4.1, 2.5.0, 2.10.0, 2.13.0 and 2.14.1 with "
+        "the same message; 2.15.0 runs the C++ meta and compiles it, matching eager; "
+        "pytorch/pytorch#140171). The build's compile fails, not the program: its eager call is "
+        "the reference",
+        ("2.1", "2.4", "2.5", "2.10", "2.13", "2.14"),
         then="RuntimeError: as_strided_scatter: sizes ",
+    ),
+    KnownFailure(
+        "AssertionError:",
+        "torch 2.1-2.10's AOTAutograd compiles a graph for overlapping inputs, one of them "
+        "mutated, against a synthetic base (their common storage), and dynamo with static shapes "
+        "does not guard on storage overlap (2.1-2.5 have no such guard; 2.10's `StorageOverlap` "
+        "is only issued for symbolic shapes), so the oracle's later call of the same compiled "
+        "function on independent inputs of the same layouts (`unaliased_*`) reuses that graph: "
+        "its runtime wrapper finds the inputs no longer alias and fails the bare `assert "
+        "synthetic_base_info is not None` (2.1.0 torch/_functorch/aot_autograd.py:2470, every "
+        "such row of 2.1.0 reproduced; 2.4.1 _aot_autograd/runtime_wrappers.py:1073, 2.5.0 "
+        ":1149, 2.10.0 :1238, read in their sources). 30-33 programs of seed0-500, aot_eager and "
+        "inductor alike. 2.11 and 2.12 raise it with a message (source); 2.13.0 drops the check "
+        "and the stale graph runs: the corpus's 'later call on unaliased inputs' wrong programs "
+        "of 2.13-2.15 are this fault gone silent. The build fails, not the program: it is "
+        "defined on independent inputs (`program.py`) and eager is the reference. Only a bare "
+        "assert raised in torch/_functorch/ (rows measured before errors named their place: any "
+        "bare assert) on these releases",
+        ("2.1", "2.4", "2.5", "2.10"),
+        bare=True,
+        at="torch/_functorch/",
+    ),
+    KnownFailure(
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+        "torch 2.4-2.10's Inductor decomposes `index_fill` with `torch._refs._index_fill`, which "
+        "restores a non-contiguous input's strides with `empty_like` + `copy_`; the "
+        "decomposition runs below functionalization, so the `copy_` into a fresh tensor stays in "
+        "the graph and AOTAutograd's `assert_functional_graph` refuses it (`n=copy_, "
+        "n.args[0]=permute` or `=empty`: 2.4.1 _aot_autograd/functional_utils.py:414, 2.10.0 "
+        ":487, read in their sources). `index_fill_` on a transposed, strided or `as_strided` "
+        "tensor: programs 5, 52, 85, 247, 367, 378, 475, 498 of seed0-500, inductor only "
+        "(aot_eager does not decompose it). 2.12.0's reference writes with the functional "
+        "`prims.copy_strided` instead (source; pytorch/pytorch#144846). The build's compile "
+        "fails, not the program, whose eager call is the reference",
+        ("2.4", "2.5", "2.10"),
+        then="AssertionError: n=copy_, n.args[0]=",
+    ),
+    KnownFailure(
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+        "torch 2.1's form of the `index_fill` fault of 2.4-2.10 (the `empty_like` + `copy_` of "
+        "`torch._refs._index_fill` left in the graph): the same programs 5, 52, 85, 247, 367, "
+        "378, 475, 498, inductor only, but 2.1's `assert n.args[0] in placeholders` has no "
+        "message (torch/_functorch/aot_autograd.py:1622, every such row reproduced). Only a "
+        "bare assert (the place of a wrapped error is not checked: it is at the error's end)",
+        ("2.1",),
+        then="AssertionError:",
+        bare=True,
+    ),
+    KnownFailure(
+        "torch._dynamo.exc.BackendCompilerFailed: backend='",
+        "torch 2.1's AOTAutograd, building the synthetic base of overlapping inputs one of which "
+        "is mutated, indexes `requires_grad_info` (one entry per mutated input, then per graph "
+        "output) with the inputs' own positions (`create_synthetic_base_metadata`, "
+        "torch/_functorch/aot_autograd.py:2049): `IndexError: list index out of range` when the "
+        "graph has fewer mutated inputs and outputs than the highest position (programs 89, 166, "
+        "214, 284, 363 of seed0-500, aot_eager and inductor alike; reproduced on 2.1.0). 2.2.0 "
+        "reads `input_info[x].requires_grad` instead (source); from 2.4.1 on these programs "
+        "compile and meet the synthetic-base assert. The build's compile fails, not the program",
+        ("2.1",),
+        then="IndexError: list index out of range",
+    ),
+    KnownFailure(
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+        "torch 2.1's Inductor lowering of foreach ops asks every size of each argument for "
+        "`.free_symbols` (`make_foreach_pointwise`, torch/_inductor/lowering.py:425), but a "
+        "slice of an `unfold` view has plain `int` sizes: `_foreach_mul_` on two row slices of "
+        "`a.unfold(1, 3, 3)` (program 54 of seed0-500, inductor; reproduced on 2.1.0). 2.2.0 "
+        "asks `has_free_symbols`, which takes ints (source). The build's compile fails, not the "
+        "program",
+        ("2.1",),
+        then="LoweringException: AttributeError: 'int' object has no attribute 'free_symbols'",
+    ),
+    KnownFailure(
+        "RuntimeError: view size is not compatible with input tensor's size and stride",
+        "torch 2.1 and 2.4's fake `aten.zero` (the functional `zero_`) returns a contiguous "
+        "tensor (`meta_zero`: `self.new_empty(self.shape)`) where eager keeps the input's "
+        "strides, so the trace takes a transposed input, zeroed then written by foreach ops, "
+        "for contiguous and records its `reshape(-1)` as a `view`, which the real, transposed "
+        "tensor cannot take (program 165 of seed0-500: aot_eager on 2.1.0, both backends on "
+        "2.4.1; reproduced on 2.1.0: fake strides (5, 1), eager's (1, 5)). 2.5.0 runs it "
+        "(measured; what changed there is not pinned). The compiled call fails, not the program",
+        ("2.1", "2.4"),
+    ),
+    KnownFailure(
+        "RuntimeError: setStorage: sizes ",
+        "torch 2.1's Inductor returns an `as_strided` view of an input as "
+        "`reinterpret_tensor(arg, size, stride, offset)`, whose offset is added to the input's "
+        "own storage offset, so the output's offset is counted twice (program 249 of seed0-500: "
+        "`b.as_strided((3, 4), (1, 5), 10)` of a `[1:7]` slice at offset 4 comes out at 14), "
+        "and AOTAutograd regenerates that output alias as `as_strided` of the input at offset "
+        "14, past its storage (`gen_alias_from_base`, torch/_functorch/aot_autograd.py:669; "
+        "inductor; reproduced on 2.1.0). 2.4.1 runs it (measured; 2.4 regenerates output "
+        "aliases by replaying their views). The compiled call fails, not the program",
+        ("2.1",),
     ),
 )
 
