@@ -87,11 +87,12 @@ KNOWN_FAILURES = (
         "relative to the input (`create_synthetic_base_metadata` keeps it, `gen_alias_from_base` "
         "replays it after the compiled call): a 2-D view replayed on the 1-D base raises "
         "(programs 11 and 247 of seed0-500, grammar version 2, aot_eager and inductor alike; "
-        "seen on 2.4.1, 2.5.0, 2.10.0, 2.13.0, 2.14.1 and 2.15.0; dynamo alone runs them; on "
+        "seen on 2.4.1, 2.5.0, 2.10.0, 2.11.0, 2.13.0, 2.14.1 and 2.15.0; dynamo alone runs "
+        "them; on "
         "2.1.0 the same programs meet the synthetic-base assert first). pytorch/pytorch#198095, "
         "whose silent form is the catalogue's `aliasing.aliased_input_view_return`: the build's "
         "runtime wrapper fails, not the program, whose eager call is the reference",
-        ("2.4", "2.5", "2.10", "2.13", "2.14", "2.15"),
+        ("2.4", "2.5", "2.10", "2.11", "2.13", "2.14", "2.15"),
     ),
     KnownFailure(
         "ValueError: tree_unflatten(leaves, treespec): `leaves` has length",
@@ -113,11 +114,12 @@ KNOWN_FAILURES = (
         "`as_strided_scatter(input, ..., storage_offset)` with the absolute offset, and the "
         "check refuses it: `as_strided_scatter: sizes [3, 4], strides [6, 1], storage offset 9 "
         "... out of bounds for storage of size 96` (program 481 of seed0-500, grammar 2, "
-        "aot_eager and inductor alike, seen on 2.1.0, 2.4.1, 2.5.0, 2.10.0, 2.13.0 and 2.14.1 with "
+        "aot_eager and inductor alike, seen on 2.1.0, 2.4.1, 2.5.0, 2.10.0, 2.11.0, 2.13.0 and "
+        "2.14.1 with "
         "the same message; 2.15.0 runs the C++ meta and compiles it, matching eager; "
         "pytorch/pytorch#140171). The build's compile fails, not the program: its eager call is "
         "the reference",
-        ("2.1", "2.4", "2.5", "2.10", "2.13", "2.14"),
+        ("2.1", "2.4", "2.5", "2.10", "2.11", "2.13", "2.14"),
         then="RuntimeError: as_strided_scatter: sizes ",
     ),
     KnownFailure(
@@ -133,7 +135,8 @@ KNOWN_FAILURES = (
         ":1149, 2.10.0 :1238, read in their sources). 30-33 programs of seed0-500, aot_eager and "
         "inductor alike. 2.11 and 2.12 raise it with a message (source); 2.13.0 drops the check "
         "and the stale graph runs: 26 of 2.10.0's 33 such programs are wrong on 2.13.0 and "
-        "2.15.0 in that call (their `unaliased_*` coordinates), this fault gone silent. The build fails, not the program: it is "
+        "2.15.0 in that call (their `unaliased_*` coordinates), this fault gone silent. The "
+        "build fails, not the program: it is "
         "defined on independent inputs (`program.py`) and eager is the reference. Only a bare "
         "assert raised in torch/_functorch/ (rows measured before errors named their place: any "
         "bare assert) on these releases",
@@ -142,23 +145,35 @@ KNOWN_FAILURES = (
         at="torch/_functorch/",
     ),
     KnownFailure(
+        "AssertionError: synthetic_base_info must not be None",
+        "torch 2.11's form of the synthetic-base fault of 2.1-2.10 (the entry above: a graph "
+        "compiled for overlapping inputs reused for the oracle's later call on independent "
+        "inputs): the same check, now raising with a message "
+        "(torch/_functorch/_aot_autograd/runtime_wrappers.py:1532 on 2.11.0, measured: the same "
+        "33 programs of seed0-500, aot_eager and inductor alike). The build fails, not the "
+        "program",
+        ("2.11",),
+        at="torch/_functorch/",
+    ),
+    KnownFailure(
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
-        "torch 2.4-2.10's Inductor decomposes `index_fill` with `torch._refs._index_fill`, which "
+        "torch 2.4-2.11's Inductor decomposes `index_fill` with `torch._refs._index_fill`, which "
         "restores a non-contiguous input's strides with `empty_like` + `copy_`; the "
         "decomposition runs below functionalization, so the `copy_` into a fresh tensor stays in "
         "the graph and AOTAutograd's `assert_functional_graph` refuses it (`n=copy_, "
         "n.args[0]=permute` or `=empty`: 2.4.1 _aot_autograd/functional_utils.py:414, 2.10.0 "
-        ":487, read in their sources). `index_fill_` on a transposed, strided or `as_strided` "
+        ":487, read in their sources; 2.11.0 :515, measured). `index_fill_` on a transposed, "
+        "strided or `as_strided` "
         "tensor: programs 5, 52, 85, 247, 367, 378, 475, 498 of seed0-500, inductor only "
         "(aot_eager does not decompose it). 2.12.0's reference writes with the functional "
         "`prims.copy_strided` instead (source; pytorch/pytorch#144846). The build's compile "
         "fails, not the program, whose eager call is the reference",
-        ("2.4", "2.5", "2.10"),
+        ("2.4", "2.5", "2.10", "2.11"),
         then="AssertionError: n=copy_, n.args[0]=",
     ),
     KnownFailure(
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
-        "torch 2.1's form of the `index_fill` fault of 2.4-2.10 (the `empty_like` + `copy_` of "
+        "torch 2.1's form of the `index_fill` fault of 2.4-2.11 (the `empty_like` + `copy_` of "
         "`torch._refs._index_fill` left in the graph): the same programs 5, 52, 85, 247, 367, "
         "378, 475, 498, inductor only, but 2.1's `assert n.args[0] in placeholders` has no "
         "message (torch/_functorch/aot_autograd.py:1622, every such row reproduced). Only a "
