@@ -123,3 +123,24 @@ def test_a_distribution_whose_files_another_uninstall_took_is_named(tmp_path):
     assert install_build.clobbered([str(site)]) == []
     (site / shared).unlink()  # what `pip uninstall nvidia-cudnn-cu12` does to the shared path
     assert install_build.clobbered([str(site)]) == ["nvidia_cudnn_cu13==9.0"]
+
+
+def test_what_removing_leftovers_did_is_returned_for_the_install_record(tmp_path, monkeypatch):
+    """The uninstalled leftovers and the distributions reinstalled because that uninstall
+    took their files are both returned (the install record keeps them as `leftovers`: asv
+    shows an install's output only when it fails); nothing to remove returns empty lists."""
+    calls = []
+    monkeypatch.setattr(install_build, "_pip", lambda command, args: calls.append(command) or "")
+    monkeypatch.setattr(install_build, "other_builds_caches", lambda root, keep: [])
+    monkeypatch.setattr(install_build, "unneeded", lambda site: ["nvidia-cudnn-cu12"])
+    monkeypatch.setattr(install_build, "clobbered", lambda site: ["nvidia_cudnn_cu13==9.0"])
+    identity = {"torch_version": "2.11.0+cu130", "torch_git_version": "0" * 40}
+    found = install_build.remove_what_earlier_builds_left("vm-test", identity)
+    assert found == {
+        "uninstalled": ["nvidia-cudnn-cu12"],
+        "reinstalled": ["nvidia_cudnn_cu13==9.0"],
+    }
+    assert calls == ["uninstall", "install"]
+    monkeypatch.setattr(install_build, "unneeded", lambda site: [])
+    found = install_build.remove_what_earlier_builds_left("vm-test", identity)
+    assert found == {"uninstalled": [], "reinstalled": []} and calls == ["uninstall", "install"]

@@ -234,8 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         if error:
             record.update(installed=False, error=error)
         removed = remove_what_earlier_builds_left(machine, identity)
-        if removed and not error and isinstance(after := _identity(), str):  # it broke torch
-            error = f"after removing what earlier builds left: {after}"
+        if leftovers := ({k: v for k, v in removed.items() if v} or kept.get("leftovers")):
+            record["leftovers"] = leftovers  # asv shows an install's output only if it fails
+        if removed["uninstalled"] and not error and isinstance(after := _identity(), str):
+            error = f"after removing what earlier builds left: {after}"  # it broke torch
             record.update(installed=False, error=error)
     # the report's time table: the install that put this torch here, not a later no-op
     record["install_seconds"] = kept.get("install_seconds") or round(time.monotonic() - started, 1)
@@ -329,14 +331,16 @@ def remove_strays(name: str = "torch", path: list[str] | None = None) -> list[Pa
     return strays
 
 
-def remove_what_earlier_builds_left(machine: str, identity: dict) -> list[str]:
+def remove_what_earlier_builds_left(machine: str, identity: dict) -> dict[str, list[str]]:
     """Once a build is installed: uninstall the distributions the builds installed before it
     left and nothing here needs (`unneeded`: the CUDA libraries and triton of a CUDA build
     under a CPU build, or of another CUDA generation), and remove the Inductor caches of
     `machine`'s other builds (`other_builds_caches`). The environment then holds what a new
     one would, and a run over many builds keeps one build's worth of each. Returns the
-    distributions uninstalled."""
+    distributions uninstalled and those reinstalled because that uninstall took files they
+    own too (the install record keeps both: `leftovers`)."""
     site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    broken: list[str] = []
     if names := unneeded(site):
         if error := _pip("uninstall", ["--yes", *names]):
             print(f"writeback: could not uninstall what no build here needs ({', '.join(names)})"
@@ -355,7 +359,7 @@ def remove_what_earlier_builds_left(machine: str, identity: dict) -> list[str]:
             shutil.rmtree(folder, ignore_errors=True)
         print(f"writeback: removed the Inductor caches of {len(caches)} other build(s) of "
               f"{machine} ({', '.join(f.name for f in caches)})")  # fmt: skip
-    return names
+    return {"uninstalled": names, "reinstalled": broken}
 
 
 def unneeded(site: list[str]) -> list[str]:
@@ -693,10 +697,13 @@ def _earlier(path: Path) -> dict:
 def _kept(earlier: dict, identity: dict | None) -> dict:
     """What an earlier install of this same torch recorded and a reinstall that installs
     nothing (asv reinstalls a build to discover benchmarks, say) must not lose: the wheel that
-    was proven, and how long the real install took (not the seconds of a no-op)."""
+    was proven, how long the real install took (not the seconds of a no-op), and what it
+    removed of earlier builds."""
     if not identity or earlier.get("torch_version") != identity.get("torch_version"):
         return {}
-    return {k: earlier[k] for k in ("torch_wheel", "install_seconds") if earlier.get(k)}
+    return {
+        k: earlier[k] for k in ("torch_wheel", "install_seconds", "leftovers") if earlier.get(k)
+    }
 
 
 def _same_install(earlier: dict, record: dict) -> bool:
