@@ -7,6 +7,9 @@ fault, a pass that breaks the call only under one configuration).
 """
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -348,3 +351,27 @@ def test_standalone_rows_carry_config_and_input_and_the_table_every_cell(every_v
     assert header == "| control | " + " | ".join(VARIANTS) + " |"
     cells = [cell.strip() for cell in line.strip("|").split("|")][1:]
     assert cells == [standalone._cell(row) for row in rows]
+
+
+@pytest.mark.slow
+def test_a_package_built_with_nowhere_to_keep_it_is_removed_when_the_process_ends(tmp_path):
+    """Without an artifacts folder (the standalone check), an AOTInductor package goes to a
+    temporary folder of the process's own, removed at its exit: runs left one a build before."""
+    script = (
+        "import torch\n"
+        "from benchmarks import snapshot_swap_configs\n"
+        "from benchmarks.probes.configs import CONFIGURATIONS, build_for\n"
+        "from tests.test_snapshot_swap_configs import no_swap\n"
+        "inputs = snapshot_swap_configs.fp32_case().inputs.values()\n"
+        "built = build_for(CONFIGURATIONS['aoti'], no_swap, inputs, None)\n"
+        "print(built.package)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                          cwd=Path(__file__).parents[1], check=False)  # fmt: skip
+    if "has no torch._inductor.aoti_compile_and_package" in done.stderr:
+        pytest.skip("this build has no AOTInductor packaging")
+    assert done.returncode == 0, done.stderr[-3000:]
+    package = Path(done.stdout.strip().splitlines()[-1])
+    assert package.parent.parent == tmp_path and package.name.startswith("no_swap-")
+    assert not package.parent.exists(), f"{package.parent} outlived the process that built it"

@@ -20,10 +20,12 @@ verdict comes from a package built from another graph, configuration or torch bu
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import importlib
 import inspect
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -176,8 +178,9 @@ def _aoti(fn, example_inputs, package_dir: Path | None) -> Built:
     """A package built now from `fn` and loaded from the file this build wrote (see the module:
     one kept from an earlier run is removed first, never loaded)."""
     example_inputs = tuple(example_inputs)
-    if package_dir is None:
+    if package_dir is None:  # nowhere to keep it: a folder of this process's, gone at its exit
         package_dir = Path(tempfile.mkdtemp(prefix="writeback-aoti-"))
+        atexit.register(shutil.rmtree, package_dir, ignore_errors=True)
     package_dir.mkdir(parents=True, exist_ok=True)
     package = package_dir / f"{package_name(fn, example_inputs)}.pt2"
     partial = package.with_suffix(".partial.pt2")
