@@ -41,10 +41,10 @@ class KnownFailure:
     bare: bool = False
     """The line `starts` (or `then`) matches holds nothing more, but for where it was raised: an
     `assert` without a message (a bare `AssertionError:` on an old release), not every one."""
-    at: str = ""
-    """Where it is raised, as the error's `(at <path>:<line>)` names it: the start of the path
-    (`torch/_functorch/`). An error that names no place (the rows measured before errors named
-    one, stop 25) is taken on its text alone."""
+    at: tuple[str, ...] = ()
+    """Where it is raised, as the error's `(at <path>:<line>)` names it: the file(s), from
+    `torch/` on. An error that names no place (the rows measured before errors named one, stop
+    25) is taken on its text alone."""
 
     def covers(self, error: str, torch_version: str) -> bool:
         release = torch_version.split("+")[0]
@@ -55,7 +55,7 @@ class KnownFailure:
             first.startswith(self.starts)
             and second.startswith(self.then)
             and (not self.bare or _PLACE.sub("", matched[0]).strip() == matched[1].strip())
-            and (not self.at or place is None or place.group(1).startswith(self.at))
+            and (not self.at or place is None or place.group(1) in self.at)
             and (
                 self.releases is None
                 or any(release == r or release.startswith(f"{r}.") for r in self.releases)
@@ -106,7 +106,7 @@ KNOWN_FAILURES = (
     ),
     KnownFailure(
         "torch._dynamo.exc.BackendCompilerFailed: backend='",
-        "torch 2.13 and 2.14's fake tensors check `as_strided_scatter` with the Python meta "
+        "torch 2.1-2.14's fake tensors check `as_strided_scatter` with the Python meta "
         "(`torch._prims._as_strided_scatter_meta`, registered for the Meta key by "
         "`activate_meta`), which measures the storage offset and extent against the input's "
         "numel, not its storage. A mutation through an `as_strided` view of an input that is "
@@ -138,11 +138,14 @@ KNOWN_FAILURES = (
         "2.15.0 in that call (their `unaliased_*` coordinates), this fault gone silent. The "
         "build fails, not the program: it is "
         "defined on independent inputs (`program.py`) and eager is the reference. Only a bare "
-        "assert raised in torch/_functorch/ (rows measured before errors named their place: any "
+        "assert raised in those two files (rows measured before errors named their place: any "
         "bare assert) on these releases",
         ("2.1", "2.4", "2.5", "2.10"),
         bare=True,
-        at="torch/_functorch/",
+        at=(
+            "torch/_functorch/aot_autograd.py",
+            "torch/_functorch/_aot_autograd/runtime_wrappers.py",
+        ),
     ),
     KnownFailure(
         "AssertionError: synthetic_base_info must not be None",
@@ -153,7 +156,7 @@ KNOWN_FAILURES = (
         "33 programs of seed0-500, aot_eager and inductor alike). The build fails, not the "
         "program",
         ("2.11",),
-        at="torch/_functorch/",
+        at=("torch/_functorch/_aot_autograd/runtime_wrappers.py",),
     ),
     KnownFailure(
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
@@ -176,11 +179,12 @@ KNOWN_FAILURES = (
         "torch 2.1's form of the `index_fill` fault of 2.4-2.11 (the `empty_like` + `copy_` of "
         "`torch._refs._index_fill` left in the graph): the same programs 5, 52, 85, 247, 367, "
         "378, 475, 498, inductor only, but 2.1's `assert n.args[0] in placeholders` has no "
-        "message (torch/_functorch/aot_autograd.py:1622, every such row reproduced). Only a "
-        "bare assert (the place of a wrapped error is not checked: it is at the error's end)",
+        "message (torch/_functorch/aot_autograd.py:1622, every such row reproduced; 2.1.1's rows "
+        "name it). Only a bare assert raised there",
         ("2.1",),
         then="AssertionError:",
         bare=True,
+        at=("torch/_functorch/aot_autograd.py",),
     ),
     KnownFailure(
         "torch._dynamo.exc.BackendCompilerFailed: backend='",

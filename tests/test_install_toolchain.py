@@ -126,21 +126,30 @@ def test_a_distribution_whose_files_another_uninstall_took_is_named(tmp_path):
 
 
 def test_what_removing_leftovers_did_is_returned_for_the_install_record(tmp_path, monkeypatch):
-    """The uninstalled leftovers and the distributions reinstalled because that uninstall
-    took their files are both returned (the install record keeps them as `leftovers`: asv
-    shows an install's output only when it fails); nothing to remove returns empty lists."""
-    calls = []
-    monkeypatch.setattr(install_build, "_pip", lambda command, args: calls.append(command) or "")
+    """The uninstalled leftovers, the distributions reinstalled because that uninstall took
+    their files, and what pip failed to do are returned (the install record keeps them as
+    `leftovers`: asv shows an install's output only when it fails): a failed step is never
+    listed as done."""
+    calls, fails = [], set()
+
+    def pip(command, args):
+        calls.append(command)
+        return "planted pip failure" if command in fails else ""
+
+    monkeypatch.setattr(install_build, "_pip", pip)
     monkeypatch.setattr(install_build, "other_builds_caches", lambda root, keep: [])
     monkeypatch.setattr(install_build, "unneeded", lambda site: ["nvidia-cudnn-cu12"])
     monkeypatch.setattr(install_build, "clobbered", lambda site: ["nvidia_cudnn_cu13==9.0"])
     identity = {"torch_version": "2.11.0+cu130", "torch_git_version": "0" * 40}
     found = install_build.remove_what_earlier_builds_left("vm-test", identity)
-    assert found == {
-        "uninstalled": ["nvidia-cudnn-cu12"],
-        "reinstalled": ["nvidia_cudnn_cu13==9.0"],
-    }
+    assert found == {"uninstalled": ["nvidia-cudnn-cu12"],
+                     "reinstalled": ["nvidia_cudnn_cu13==9.0"], "failed": []}  # fmt: skip
     assert calls == ["uninstall", "install"]
+    fails.add("install")
+    found = install_build.remove_what_earlier_builds_left("vm-test", identity)
+    assert found["reinstalled"] == [] and found["failed"] == [
+        "reinstall nvidia_cudnn_cu13==9.0: planted pip failure"
+    ]
     monkeypatch.setattr(install_build, "unneeded", lambda site: [])
     found = install_build.remove_what_earlier_builds_left("vm-test", identity)
-    assert found == {"uninstalled": [], "reinstalled": []} and calls == ["uninstall", "install"]
+    assert found == {"uninstalled": [], "reinstalled": [], "failed": []}

@@ -236,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         removed = remove_what_earlier_builds_left(machine, identity)
         if leftovers := ({k: v for k, v in removed.items() if v} or kept.get("leftovers")):
             record["leftovers"] = leftovers  # asv shows an install's output only if it fails
-        if removed["uninstalled"] and not error and isinstance(after := _identity(), str):
+        if (removed["uninstalled"] or removed["failed"]) and not error \
+                and isinstance(after := _identity(), str):  # fmt: skip
             error = f"after removing what earlier builds left: {after}"  # it broke torch
             record.update(installed=False, error=error)
     # the report's time table: the install that put this torch here, not a later no-op
@@ -337,29 +338,34 @@ def remove_what_earlier_builds_left(machine: str, identity: dict) -> dict[str, l
     under a CPU build, or of another CUDA generation), and remove the Inductor caches of
     `machine`'s other builds (`other_builds_caches`). The environment then holds what a new
     one would, and a run over many builds keeps one build's worth of each. Returns the
-    distributions uninstalled and those reinstalled because that uninstall took files they
-    own too (the install record keeps both: `leftovers`)."""
+    distributions uninstalled, those reinstalled because that uninstall took files they own
+    too, and what pip failed to do (the install record keeps them: `leftovers`)."""
     site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
-    broken: list[str] = []
+    done: dict[str, list[str]] = {"uninstalled": [], "reinstalled": [], "failed": []}
     if names := unneeded(site):
         if error := _pip("uninstall", ["--yes", *names]):
+            done["failed"].append(f"uninstall {', '.join(names)}: {error}")
             print(f"writeback: could not uninstall what no build here needs ({', '.join(names)})"
                   f": {error}", file=sys.stderr)  # fmt: skip
         else:
+            done["uninstalled"] = names
             print(f"writeback: uninstalled what earlier builds left and nothing here needs: "
                   f"{', '.join(names)}")  # fmt: skip
         if broken := clobbered(site):  # a file two distributions own went with the other
             print(f"writeback: that uninstall removed files of {', '.join(broken)} (one path "
                   f"owned by two distributions); reinstalling them")  # fmt: skip
             if error := _pip("install", ["--force-reinstall", "--no-deps", *broken]):
+                done["failed"].append(f"reinstall {', '.join(broken)}: {error}")
                 print(f"writeback: could not reinstall {', '.join(broken)}: {error}",
                       file=sys.stderr)  # fmt: skip
+            else:
+                done["reinstalled"] = broken
     if caches := other_builds_caches(artifacts.cache_root() / machine, host.build_folder(identity)):
         for folder in caches:
             shutil.rmtree(folder, ignore_errors=True)
         print(f"writeback: removed the Inductor caches of {len(caches)} other build(s) of "
               f"{machine} ({', '.join(f.name for f in caches)})")  # fmt: skip
-    return {"uninstalled": names, "reinstalled": broken}
+    return done
 
 
 def unneeded(site: list[str]) -> list[str]:

@@ -176,9 +176,11 @@ def _exported(fn, example_inputs):
 
 def _aoti(fn, example_inputs, package_dir: Path | None) -> Built:
     """A package built now from `fn` and loaded from the file this build wrote (see the module:
-    one kept from an earlier run is removed first, never loaded)."""
+    one kept from an earlier run is removed first, never loaded). Without `package_dir` it is
+    not kept: `Built.package` is None and its folder goes when the process exits."""
     example_inputs = tuple(example_inputs)
-    if package_dir is None:  # nowhere to keep it: a folder of this process's, gone at its exit
+    kept = package_dir is not None
+    if not kept:  # nowhere to keep it: a folder of this process's, gone at its exit
         package_dir = Path(tempfile.mkdtemp(prefix="writeback-aoti-"))
         atexit.register(shutil.rmtree, package_dir, ignore_errors=True)
     package_dir.mkdir(parents=True, exist_ok=True)
@@ -191,7 +193,8 @@ def _aoti(fn, example_inputs, package_dir: Path | None) -> Built:
         _exported(fn, example_inputs), package_path=str(partial)
     )
     Path(built).replace(package)
-    return Built(torch._inductor.aoti_load_package(str(package)), package=str(package))
+    loaded = torch._inductor.aoti_load_package(str(package))
+    return Built(loaded, package=str(package) if kept else None)  # never a path soon gone
 
 
 def package_name(fn, inputs) -> str:
