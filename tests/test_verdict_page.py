@@ -568,3 +568,25 @@ def test_the_page_opens_on_whats_wrong_now_then_a_strip_per_row_over_26_releases
         assert strip.is_visible()
         assert not _strip(page, long, "snapshot_swap.stack_buffer inductor 3").is_visible()
         assert offline.blocked == [] and offline.errors == []
+
+
+def test_the_summary_counts_the_newest_build_of_each_line_not_of_each_machine(recorded, tmp_path):
+    """One machine with builds.txt and builds-long measured has two newest builds: the
+    summary above the matrices counts the Inductor rows wrong on each, naming its line (it
+    counted only the machine's last build in load order, whichever file that came from)."""
+    import re
+
+    from tests import long_history
+
+    builds = long_history.both_lines(recorded)
+    benchmarks = json.loads((RECORDED / "benchmarks.json").read_text())
+    path = verdict_page.write(tmp_path / "html" / verdict_page.PAGE, builds, benchmarks)
+    summaries = re.findall(r'<p class="summary">(.*?)</p>', path.read_text(), re.S)
+    matrices = [s for s in summaries if "Inductor wrong in" in s]  # one a scenario's matrix
+    assert matrices
+    for summary in matrices:
+        parts = summary.split("; ")[1:]
+        assert [re.sub(r"wrong in \d+ of \d+", "wrong in N", p) for p in parts] == [
+            "Inductor wrong in N on torch-2.15.0 (builds.txt on vm)",
+            "Inductor wrong in N on builds-long/torch-2.15.0 (builds-long on vm)",
+        ], summary

@@ -264,15 +264,16 @@ def _harness_failures(rows: list[Row]) -> str:
 
 
 def _wrong_on_latest(rows: list[Row], builds: list[results.BuildResult]) -> str:
-    """How many Inductor rows are wrong on each machine's latest build of the timeline."""
-    latest = {b.machine: i for i, b in enumerate(builds) if not b.base}
+    """How many Inductor rows are wrong on the newest build of each release line (a builds
+    file on a machine: `builds.txt` and `builds-long` are two lines of one machine)."""
     inductor = [r for r in rows if r.backend == "inductor"]
     parts = []
-    for machine, index in latest.items():
+    for line in timeline.lines(builds):
+        index = next(i for i, b in enumerate(builds) if b is line.newest)
         wrong = sum(r.cells[index].state == "wrong" for r in inductor)
         parts.append(
             f"Inductor wrong in {wrong} of {len(inductor)} on {_e(builds[index].tag)} "
-            f"({_e(machine)})"
+            f"({_e(line.name)})"
         )
     return "; ".join(parts)
 
