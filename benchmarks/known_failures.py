@@ -253,6 +253,10 @@ def second_line(error: str) -> str:
 
 def headline(error: str) -> str:
     """The error's first line, and its second where the first only wraps the exception behind
-    it (`...BackendCompilerFailed: backend='inductor' raised:`): what a reader needs."""
+    it (`...BackendCompilerFailed: backend='inductor' raised:`), with where it was raised (at
+    the error's end): what a reader needs to tell two failures apart."""
     first = first_line(error)
-    return f"{first} {second_line(error)}".strip() if first.endswith("raised:") else first
+    if not first.endswith("raised:"):
+        return first
+    second, place = second_line(error), _PLACE.search(error.strip())
+    return f"{first} {second}{place.group(0) if place and place.group(0) not in second else ''}"

@@ -218,6 +218,8 @@ def test_a_known_failure_can_name_the_error_behind_a_backend_failure():
     assert known_failures.known_failure(AS_STRIDED_SCATTER, "2.15.0+cu132") is None
     assert known_failures.known_failure(other, "2.13.0+cpu") is None
     assert known_failures.second_line("one line") == ""
+    placed = f"{AS_STRIDED_SCATTER}\n\nWhile executing %zero_ (at torch/__init__.py:1735)"
+    assert known_failures.headline(placed).endswith("of size 96 (at torch/__init__.py:1735)")
     assert known_failures.headline(AS_STRIDED_SCATTER) == (
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: RuntimeError: "
         "as_strided_scatter: sizes [3, 4], strides [6, 1], storage offset 9  and itemsize 4 "
