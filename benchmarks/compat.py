@@ -14,6 +14,7 @@ import functools
 import importlib
 import importlib.metadata
 import json
+import os
 import platform
 import re
 import shutil
@@ -186,19 +187,33 @@ def exception_name(exc: BaseException) -> str:
 
 def raised_at(exc: BaseException) -> str:
     """Where `exc` was raised, as ` (at torch/_inductor/scheduler.py:1234)`: the innermost
-    frame of a real file (not FX's generated code: `<eval_with_key>.588` numbers differ from
-    one compile to the next, so one failure would get two texts), from `torch/` on where the
-    file is torch's, else its name; "" without a traceback. An old release's bare `assert`
+    frame of its traceback (as last raised) in a file that is not generated code, from
+    `torch/` on where the file is torch's, else its name; "" without a traceback. Generated
+    code is left out because its names differ from one compile to the next, so one failure
+    would get many texts: FX's `<eval_with_key>.588`, and the modules Inductor writes into
+    its cache (`cr7ctbq5....py`, a hash of their source). An old release's bare `assert`
     raises `AssertionError` with no message at all: the place is all that tells one such
     failure from another. The corpus's errors and the probes' both end with it."""
     frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ else []
-    frames = [f for f in frames if not f.filename.startswith("<")]
+    frames = [f for f in frames if not _generated(f.filename)]
     if not frames:
         return ""
     parts = Path(frames[-1].filename).parts
     shown = "/".join(parts[len(parts) - parts[::-1].index("torch") - 1 :]) if "torch" in parts \
         else parts[-1]  # fmt: skip
     return f" (at {shown}:{frames[-1].lineno})"
+
+
+def _generated(filename: str) -> bool:
+    """Whether `filename` is generated code: FX's (`<eval_with_key>.N`) or a module Inductor
+    wrote into its cache (`$TORCHINDUCTOR_CACHE_DIR`, by default `torchinductor_<user>` in
+    the temporary folder)."""
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    return (
+        filename.startswith("<")
+        or bool(cache and filename.startswith(os.path.join(cache, "")))
+        or any(part.startswith("torchinductor_") for part in Path(filename).parts)
+    )
 
 
 def exception_summary(exc: BaseException, limit: int = 400) -> str:

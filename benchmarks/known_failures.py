@@ -6,8 +6,10 @@ is counted (`corpus.Correctness.track_failed_programs`) and listed in the report
 not. A benchmark whose probe row records an error (`benchmarks/probes/probe.py`
 `_describe_error`: `<exception class>: <first line> (at file:line)`) fails in asv, known or
 not. Either is a known state when an entry of `KNOWN_FAILURES` covers it: its error starts as
-the entry says (its first line, and its second where the entry gives `then`), on a release the
-entry names. The report says why; `make history` does not fail for it. Any other failure
+the entry says (its first line, and its second where the entry gives `then`; nothing more on
+that line where the entry is `bare`), it was raised where the entry says (`at`, where the
+error names a place: `compat.raised_at`), on a release the entry names. The report says
+why; `make history` does not fail for it. Any other failure
 fails `make history` (exit 1, after everything is saved and published), so a new one is looked
 at, then fixed or added here with its reason and releases. What a release lacks (an API, a
 capability later releases have) is no failure: it is a skip naming the first release that has

@@ -318,3 +318,33 @@ def test_where_an_error_was_raised_is_one_text_for_corpus_and_probes():
             raised_at(exc)
             == f" (at test_corpus_failures.py:{only_generated.__code__.co_firstlineno + 1})"
         )
+
+
+def test_a_module_inductor_generated_is_no_place_either(tmp_path, monkeypatch):
+    """Inductor's generated wrapper is a real file in its cache, named by a hash of its
+    source: `NameError: name 'buf1'` raised there (torch 2.1) would get a text per program.
+    The place is the innermost frame outside the cache."""
+    import importlib.util
+
+    from benchmarks.compat import raised_at
+
+    cache = tmp_path / "inductor-cache"
+    module = cache / "r7" / "cr7ctbq5iczqoepyyv7na3k3vcd.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("def call(args):\n    return buf1\n")
+    spec = importlib.util.spec_from_file_location("generated_wrapper", module)
+    generated = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generated)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(cache))
+
+    def run():
+        return generated.call([])
+
+    try:
+        run()
+    except NameError as exc:
+        at = raised_at(exc)
+        monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR")
+        elsewhere = raised_at(exc)
+    assert at == f" (at test_corpus_failures.py:{run.__code__.co_firstlineno + 1})", at
+    assert elsewhere.startswith(" (at cr7ctbq5"), "outside the cache it is a real file"
