@@ -153,3 +153,19 @@ def test_what_removing_leftovers_did_is_returned_for_the_install_record(tmp_path
     monkeypatch.setattr(install_build, "unneeded", lambda site: [])
     found = install_build.remove_what_earlier_builds_left("vm-test", identity)
     assert found == {"uninstalled": [], "reinstalled": [], "failed": []}
+
+
+def test_a_reinstall_adds_what_it_removed_to_the_earlier_installs_leftovers():
+    """The install record's `leftovers` keeps what the real install removed across no-op
+    reinstalls of the same torch, and a reinstall that removes something more adds to it
+    instead of replacing it (the review of stop 26 found the earlier list dropped)."""
+    earlier = {"uninstalled": ["nvidia-cudnn-cu12"], "reinstalled": ["nvidia_cudnn_cu13==9.0"]}
+    nothing = {"uninstalled": [], "reinstalled": [], "failed": []}
+    assert install_build.merged_leftovers(earlier, nothing) == earlier
+    more = {"uninstalled": ["nvidia-cudnn-cu12", "triton"], "reinstalled": [], "failed": ["x"]}
+    assert install_build.merged_leftovers(earlier, more) == {
+        "uninstalled": ["nvidia-cudnn-cu12", "triton"],
+        "reinstalled": ["nvidia_cudnn_cu13==9.0"],
+        "failed": ["x"],
+    }
+    assert install_build.merged_leftovers({}, nothing) == {}

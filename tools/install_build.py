@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         if error:
             record.update(installed=False, error=error)
         removed = remove_what_earlier_builds_left(machine, identity)
-        if leftovers := ({k: v for k, v in removed.items() if v} or kept.get("leftovers")):
+        if leftovers := merged_leftovers(kept.get("leftovers") or {}, removed):
             record["leftovers"] = leftovers  # asv shows an install's output only if it fails
         if (removed["uninstalled"] or removed["failed"]) and not error \
                 and isinstance(after := _identity(), str):  # fmt: skip
@@ -366,6 +366,16 @@ def remove_what_earlier_builds_left(machine: str, identity: dict) -> dict[str, l
         print(f"writeback: removed the Inductor caches of {len(caches)} other build(s) of "
               f"{machine} ({', '.join(f.name for f in caches)})")  # fmt: skip
     return done
+
+
+def merged_leftovers(earlier: dict[str, list[str]], now: dict[str, list[str]]) -> dict:
+    """The install record's `leftovers`: what the install that put this torch here removed
+    (`earlier`, kept across reinstalls of the same torch) and what this one removed (`now`),
+    each kind in order without repeats; kinds with nothing in them left out. A reinstall that
+    removes something more adds to the list, never replaces it."""
+    kinds = dict.fromkeys([*earlier, *now])
+    merged = {k: list(dict.fromkeys([*earlier.get(k, []), *now.get(k, [])])) for k in kinds}
+    return {k: v for k, v in merged.items() if v}
 
 
 def unneeded(site: list[str]) -> list[str]:
