@@ -7,8 +7,13 @@ found for removal (tools/install_build.py)."""
 import json
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
+
+import pytest
 
 from tools import builds, disk, install_build, ledger, report, results
 
@@ -58,11 +63,26 @@ def test_usage_counts_what_the_files_take_on_the_disk_each_file_once(tmp_path):
     assert disk.usage([tmp_path / "gone"]) == 0
 
 
-def test_what_appears_in_the_temporary_folder_is_the_runs(tmp_path):
-    (tmp_path / "before").mkdir()
-    appeared = disk.new_entries(tmp_path)
-    (tmp_path / "pip-unpack-1").mkdir()
-    assert appeared() == [tmp_path / "pip-unpack-1"]
+def test_the_run_has_a_temporary_folder_of_its_own_removed_at_its_end(tmp_path, monkeypatch):
+    """Every process the run starts gets the run's own folder as TMPDIR, so the disk figure's
+    temporary files are the run's and not other jobs' (what appeared anywhere in /tmp was
+    counted until stop 27); it goes with what a process left in it, and TMPDIR is restored,
+    also when the run is interrupted."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # as the process chose it at start
+    with disk.run_temporary_folder() as folder:
+        assert folder.parent == tmp_path and os.environ["TMPDIR"] == str(folder)
+        made = "import tempfile; print(tempfile.mkdtemp())"
+        child = subprocess.run([sys.executable, "-c", made], capture_output=True, text=True,
+                               check=True).stdout.strip()  # fmt: skip
+        assert Path(child).parent == folder
+        _write(Path(child) / "left-by-a-killed-pip", MB)
+        assert disk.usage([folder]) >= MB
+    assert not folder.exists() and os.environ["TMPDIR"] == str(tmp_path)
+    monkeypatch.delenv("TMPDIR")
+    with pytest.raises(KeyboardInterrupt), disk.run_temporary_folder() as folder:
+        raise KeyboardInterrupt
+    assert not folder.exists() and "TMPDIR" not in os.environ
 
 
 def _cache_entry(folder: Path, key: str, size: int, written: float, body_written: float) -> None:

@@ -12,8 +12,11 @@ What a run writes (`make history` samples each part, tools/history.py):
   tools/install_build.py removes the other builds' caches of its machine when it installs a
   build (a build's run empties its own caches before it compiles, so none is read again);
 - kept code: `results/generated/<machine>/<build>/` of each build the run measures;
-- temporary files: what appeared in the temporary folder since the run started (pip's
-  downloads and unpacked wheels, the probes' temporary caches and packages).
+- temporary files: the run's own temporary folder (`run_temporary_folder`: every process
+  the run starts has it as `TMPDIR`), holding pip's downloads and unpacked wheels and the
+  probes' temporary caches and packages; other jobs' files in the system's temporary folder
+  are not the run's and are not counted (until stop 27 they were: whatever appeared there).
+  It is removed when the run ends, with anything a killed process left in it.
 
 `Sampler` measures them every `INTERVAL` seconds in a thread of its own, niced to 19 so that
 it takes no time from the builds measured beside it, and keeps the largest total with what
@@ -44,8 +47,10 @@ import datetime as dt
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -176,18 +181,22 @@ class Sampler:
         self.peak.add(sizes, time.monotonic() - self._started)
 
 
-def new_entries(folder: Path) -> Callable[[], list[Path]]:
-    """What appears in `folder` from now on: a function giving its entries that were not
-    there when this was called."""
-    before = _entries(folder)
-    return lambda: [path for path in folder.iterdir() if path.name not in before]
-
-
-def _entries(folder: Path) -> set[str]:
+@contextlib.contextmanager
+def run_temporary_folder(prefix: str = "writeback-run-"):
+    """A new folder in the system's temporary folder that is `TMPDIR` for every process started
+    inside the block (this process's own `tempfile` keeps the folder it chose), removed with
+    all it holds when the block ends, however it ends; `TMPDIR` is restored."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = str(folder)
     try:
-        return {path.name for path in folder.iterdir()}
-    except OSError:
-        return set()
+        yield folder
+    finally:
+        if before is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = before
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 PIP_ENV = {"PIP_CACHE_DIR": str(PIP_CACHE)}

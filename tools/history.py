@@ -55,7 +55,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -146,10 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.update(disk.PIP_ENV)  # asv's environments and the installs: one bounded cache
     digests = _result_digests(results_dir, machine)
     started, started_at = time.monotonic(), disk.now()
-    sampler = disk.Sampler(_disk_parts(results_dir, machine, todo))
     try:
-        with sampler:
-            code = _asv(*run_args, config=config, interruptible=True)
+        with disk.run_temporary_folder() as temporary:
+            sampler = disk.Sampler(_disk_parts(results_dir, machine, todo, temporary))
+            with sampler:
+                code = _asv(*run_args, config=config, interruptible=True)
     except KeyboardInterrupt:
         saved = [e.tag for e in todo if _has_results(results_dir, machine, e)]
         print(f"\nwriteback: interrupted. Saved: results of {len(saved)} of {len(todo)} build(s)"
@@ -347,21 +347,22 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _disk_parts(results_dir: Path, machine: str, todo: list) -> Callable[[], dict[str, list[Path]]]:
+def _disk_parts(
+    results_dir: Path, machine: str, todo: list, temporary: Path
+) -> Callable[[], dict[str, list[Path]]]:
     """What the run writes beyond the checkout, part by part (tools/disk.py), as paths asked
     again at each sample: asv's environments, pip's cache (as pip names it), the Inductor
-    caches, the kept code of the builds it measures, and what appears in the temporary
-    folder."""
+    caches, the kept code of the builds it measures, and the run's own temporary folder
+    (`temporary`, `disk.run_temporary_folder`)."""
     environments = asv_project.configured("env_dir")
     pip_cache = disk.pip_cache_dir()
-    temporary = disk.new_entries(Path(tempfile.gettempdir()))
     records = results_dir / "builds" / machine
 
     def parts() -> dict[str, list[Path]]:
         kept = [artifacts.root() / machine / build_folder(identity) for entry in todo
                 if (identity := _installed(records / f"{entry.commit}.json"))]  # fmt: skip
         return dict(zip(disk.PARTS, ([environments], [pip_cache] if pip_cache else [],
-                                     [artifacts.cache_root()], kept, temporary())))  # fmt: skip
+                                     [artifacts.cache_root()], kept, [temporary])))  # fmt: skip
 
     return parts
 
