@@ -107,15 +107,24 @@ def use_inductor_cache(folder: Path) -> Path:
 def inductor_cache_within(folder: Path, *, fresh: bool = False):
     """Inductor's cache is `folder` inside the block (emptied first when `fresh`), whatever it
     was before afterwards."""
-    previous = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    (fresh_inductor_cache if fresh else use_inductor_cache)(folder)
-    try:
+    with environment_variable("TORCHINDUCTOR_CACHE_DIR", str(folder)):
+        (fresh_inductor_cache if fresh else use_inductor_cache)(folder)
         yield folder
+
+
+@contextlib.contextmanager
+def environment_variable(name: str, value: str):
+    """`os.environ[name]` is `value` inside the block (for this process and the children it
+    starts), what it was before afterwards: restored, or removed if it was not set."""
+    previous = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
     finally:
         if previous is None:
-            os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+            os.environ.pop(name, None)
         else:
-            os.environ["TORCHINDUCTOR_CACHE_DIR"] = previous
+            os.environ[name] = previous
 
 
 class UnreadableRecord(ValueError):

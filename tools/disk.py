@@ -57,6 +57,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks import artifacts  # standard library only
+
 ROOT = Path(__file__).resolve().parents[1]
 GB = 10**9
 RUN_BOUND = 20 * GB
@@ -187,15 +189,10 @@ def run_temporary_folder(prefix: str = "writeback-run-"):
     inside the block (this process's own `tempfile` keeps the folder it chose), removed with
     all it holds when the block ends, however it ends; `TMPDIR` is restored."""
     folder = Path(tempfile.mkdtemp(prefix=prefix))
-    before = os.environ.get("TMPDIR")
-    os.environ["TMPDIR"] = str(folder)
     try:
-        yield folder
+        with artifacts.environment_variable("TMPDIR", str(folder)):
+            yield folder
     finally:
-        if before is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = before
         shutil.rmtree(folder, ignore_errors=True)
 
 
