@@ -1,4 +1,4 @@
-"""The parsers on generated code kept from four torch generations (tests/fixtures/generated).
+"""The parsers on generated code kept from five torch generations (tests/fixtures/generated).
 
 2.4-era code spells a pass as a vector loop plus a scalar tail loop; 2.7 and later as one
 loop with a masked tail. The expected counts below were read off the code by hand (the
@@ -173,6 +173,23 @@ def test_static_scratch_follows_aliases_and_frees():
     scratch = gc.static_scratch(text)
     assert scratch.peak_bytes == 8 * 4 + 8 * 8
     assert scratch.allocations == 3
+
+
+def test_static_scratch_reads_torch_2_2s_contiguous_empty():
+    """torch 2.2's wrapper allocates with `empty(size, device=, dtype=)`, contiguous strides
+    implied (the long history's shard 4 failed on it: the fixture of 2.2.0 holds the real
+    code and its profiler figure)."""
+    text = _wrapper(
+        "buf0 = empty((3, 4), device='cpu', dtype=torch.float32)",
+        "buf1 = empty((5, ), device='cpu', dtype=torch.int64)",
+        "del buf0",
+        "buf2 = empty((0, 7), device='cpu', dtype=torch.float32)",
+    )
+    scratch = gc.static_scratch(text)
+    assert scratch.peak_bytes == 12 * 4 + 5 * 8
+    assert scratch.allocations == 3
+    unknown = gc.static_scratch(_wrapper("buf0 = empty((s0, ), device='cpu', dtype=torch.float32)"))
+    assert unknown.peak_bytes is None and "unknown size" in unknown.reason
 
 
 def test_static_scratch_says_when_it_cannot_know():

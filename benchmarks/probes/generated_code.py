@@ -197,6 +197,12 @@ _ALLOC = re.compile(
     r"\((?P<size>[^)]*)\)\s*,\s*\((?P<stride>[^)]*)\)\s*,\s*"
     r"(?:device='cpu'\s*,\s*)?(?:dtype=)?torch\.(?P<dtype>\w+)"
 )
+_EMPTY = re.compile(
+    r"^\s*(?P<name>\w+)\s*=\s*empty\(\s*\((?P<size>[^)]*)\)\s*,\s*"
+    r"(?:device='cpu'\s*,\s*)?dtype=torch\.(?P<dtype>\w+)"
+)
+"""torch 2.2's wrapper allocates a contiguous buffer as `empty(size, device=, dtype=)`
+(`from torch import empty`); 2.1 and 2.4 on spell it `empty_strided(size, stride, ...)`."""
 _ALIAS = re.compile(r"^\s*(?P<name>\w+)\s*=\s*(?:reinterpret_tensor\(\s*)?(?P<base>buf\w+)\b")
 _DEL = re.compile(r"^\s*del\s+(?P<names>[\w\s,]+)$")
 _ASSIGN_CALL = re.compile(r"^\s*(?P<name>buf\w+)\s*=\s*(?P<callee>[\w.]+)\(")
@@ -240,8 +246,10 @@ def static_scratch(wrapper: str) -> StaticScratch:
     live = peak = allocations = 0
     for line in call_body(wrapper):
         code = line.split("#", 1)[0].rstrip()
-        if alloc := _ALLOC.match(code):
-            nbytes = _storage_bytes(alloc["size"], alloc["stride"], alloc["dtype"])
+        if alloc := _ALLOC.match(code) or _EMPTY.match(code):
+            fields = alloc.groupdict()
+            stride = fields.get("stride") or _contiguous(fields["size"])
+            nbytes = _storage_bytes(fields["size"], stride, fields["dtype"])
             if nbytes is None:
                 return StaticScratch(None, allocations, f"unknown size or dtype: {code.strip()}")
             storage = len(size_of)
@@ -262,6 +270,20 @@ def static_scratch(wrapper: str) -> StaticScratch:
                 None, allocations, f"buffer made by {other['callee']}: {code.strip()}"
             )
     return StaticScratch(peak, allocations)
+
+
+def _contiguous(size: str) -> str:
+    """The strides of a contiguous tensor of `size` (text as the wrapper writes it: `3, 4`),
+    as the same kind of text; the size itself when a dimension is not a number (then
+    `_storage_bytes` finds it unknown)."""
+    sizes = [s for s in size.replace(" ", "").split(",") if s]
+    if not all(re.fullmatch(r"\d+", s) for s in sizes):
+        return size
+    strides, step = [], 1
+    for dim in reversed(sizes):
+        strides.append(step)
+        step *= max(int(dim), 1)
+    return ", ".join(str(stride) for stride in reversed(strides))
 
 
 def _storage_bytes(size: str, stride: str, dtype: str) -> int | None:
