@@ -373,6 +373,51 @@ def bisector_state_in(bisector, folder: str):
         yield
 
 
+SHARED_HEADER_BUILD = "use_pch=True"
+"""What torch 2.1 and 2.2's Inductor passes to `cpp_extension.load_inline` for a C++ wrapper
+(torch/_inductor/codecache.py; 2.3 builds without it, read in its source): the precompiled
+header `torch/include/torch/extension.h.gch` inside the installed torch is then built, or
+rebuilt when its flags differ, by whichever compile finds it missing, with no lock and no
+rename into place. Two processes compiling C++ wrappers at once in a fresh environment both
+write it, and one compile reads it half written: `Error building extension ... [1/2] c++`
+(measured: 2.2.0's `foreach_clones` under cpp_wrapper in the long history, twice; run alone it
+builds and matches eager; a PCH cut short or rewritten mid-compile gives the same failure)."""
+
+
+@functools.lru_cache(maxsize=1)
+def cpp_wrapper_shares_a_header_build() -> bool:
+    """Whether this build's C++ wrapper compiles through the shared precompiled header
+    (`SHARED_HEADER_BUILD` in its Inductor's codecache.py): torch 2.1 and 2.2."""
+    import inspect
+
+    import torch._inductor.codecache as codecache
+
+    return SHARED_HEADER_BUILD in inspect.getsource(codecache)
+
+
+@contextlib.contextmanager
+def one_cpp_wrapper_build_at_a_time(cpp_wrapper: bool):
+    """Inside the block, no other process of this run compiles a C++ wrapper, on builds whose
+    C++ wrappers share one precompiled header (`cpp_wrapper_shares_a_header_build`): an
+    exclusive lock (`fcntl.flock`) on a file in the temporary folder named by the installed
+    torch's folder, which the pool's workers share. Elsewhere, or for a compile that is not a
+    C++ wrapper, the block runs at once."""
+    if not cpp_wrapper or not cpp_wrapper_shares_a_header_build():
+        yield
+        return
+    import fcntl
+    import hashlib
+    import tempfile
+
+    where = hashlib.sha256(str(Path(torch.__file__).parent).encode()).hexdigest()[:16]
+    with open(Path(tempfile.gettempdir()) / f"writeback-cpp-wrapper-{where}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def storage_address(tensor: torch.Tensor) -> int:
     """Address of the storage behind `tensor` (`untyped_storage` from 2.0, `storage` before)."""
     if hasattr(tensor, "untyped_storage"):

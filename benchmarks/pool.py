@@ -12,7 +12,9 @@ starts at once (a fresh interpreter took about 5 s). A process with other thread
 runner, say) cannot be forked safely; its workers are fresh interpreters (`python -c`) with
 this process's environment and `sys.path`. Either way they compile into the same emptied
 Inductor cache (`TORCHINDUCTOR_CACHE_DIR`: Inductor writes its cache files atomically and
-locks its C++ builds, for processes sharing one cache) under the same knobs. A task that
+locks its C++ builds, for processes sharing one cache; torch 2.1-2.2's C++ wrappers share
+one precompiled header it does not lock, so the probes build those one at a time:
+`compat.one_cpp_wrapper_build_at_a_time`) under the same knobs. A task that
 raises fails the whole run with its traceback; a worker that dies (a crash in a compile) fails
 it naming the task; Ctrl-C stops every worker. `beside`, when given, runs in a thread of
 this process while the workers work (started after they are forked, joined before return).

@@ -3,6 +3,9 @@ them is at hand (CI has torch 2.13.0 only), under a faked `torch.__version__`. A
 into a skip only what a release says it lacks (an `Unsupported`, a skip reason naming the
 first release with it); anything else raised inside them propagates, or stays a failure."""
 
+import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -390,3 +393,48 @@ def test_the_bisector_keeps_its_state_in_the_folder_given_on_every_release(tmp_p
     with compat.bisector_state_in(LaterBisector, str(tmp_path)):
         assert LaterBisector.get_dir() == f"{tmp_path}/bisect"
     assert LaterBisector.in_process_cache is None
+
+
+def test_the_shared_header_build_is_read_in_the_installed_inductor():
+    """torch 2.1 and 2.2 build a C++ wrapper through `load_inline(use_pch=True)`, one
+    precompiled header inside the installed torch; 2.3 on do not (read in their sources). The
+    answer comes from the installed Inductor's own source, not from its version."""
+    import inspect
+
+    import torch._inductor.codecache as codecache
+
+    shared = compat.cpp_wrapper_shares_a_header_build()
+    assert shared == (compat.SHARED_HEADER_BUILD in inspect.getsource(codecache))
+    assert shared == (compat.release(torch.__version__)[:2] < (2, 3))
+
+
+LOCKED = """
+import json, os, sys, time
+from pathlib import Path
+from benchmarks import compat
+compat.cpp_wrapper_shares_a_header_build = lambda: True  # as on torch 2.1 and 2.2
+here = Path(os.environ["TMPDIR"])
+(here / f"ready-{os.getpid()}").touch()
+while len(list(here.glob("ready-*"))) < 2:  # both processes imported torch: start together
+    time.sleep(0.01)
+with compat.one_cpp_wrapper_build_at_a_time(sys.argv[1] == "cpp"):
+    start = time.monotonic()
+    time.sleep(1.0)
+    print(json.dumps([start, time.monotonic()]))
+"""
+
+
+@pytest.mark.parametrize("kind, overlap", [("cpp", False), ("python", True)])
+def test_c_plus_plus_wrappers_of_the_2_1_and_2_2_line_are_built_one_at_a_time(
+    tmp_path, kind, overlap
+):
+    """Two processes compiling C++ wrappers at once on torch 2.1-2.2 both write the one shared
+    precompiled header and one reads it half written (2.2.0's `foreach_clones` under
+    cpp_wrapper, measured twice): the lock lets one process in at a time; a compile that is
+    not a C++ wrapper is not held back."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)}
+    runs = [subprocess.Popen([sys.executable, "-c", LOCKED, kind], env=env, text=True,
+                             stdout=subprocess.PIPE) for _ in range(2)]  # fmt: skip
+    (a_start, a_end), (b_start, b_end) = sorted(json.loads(r.communicate()[0]) for r in runs)
+    assert all(r.returncode == 0 for r in runs)
+    assert (b_start < a_end) == overlap, (a_start, a_end, b_start, b_end)

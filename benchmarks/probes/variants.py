@@ -30,7 +30,14 @@ from pathlib import Path
 import torch
 
 from .. import artifacts, attribution, pool
-from ..compat import Unsupported, build_key, lacking, missing_attributes, torch_identity
+from ..compat import (
+    Unsupported,
+    build_key,
+    lacking,
+    missing_attributes,
+    one_cpp_wrapper_build_at_a_time,
+    torch_identity,
+)
 from ..contract import Case, Verdict, check
 from ..machine import machine_name
 from ..scenario import Control
@@ -132,9 +139,11 @@ def _probe_control(control: Control, variants, folder, caches, threads: int) -> 
     for variant in variants:
         if caches is not None:
             artifacts.use_inductor_cache(caches[variant.config])
-        row = _probe_one(control, variant, verdicts.get(variant.input), folder)
-        if row["wrong_elements"] is not None and not row_verdict(row).ok:
-            _attribute(row, control, variant, first_wrong, named)
+        cpp_wrapper = bool(CONFIGURATIONS[variant.config].options.get("cpp_wrapper"))
+        with one_cpp_wrapper_build_at_a_time(cpp_wrapper):  # torch 2.1-2.2: one shared header
+            row = _probe_one(control, variant, verdicts.get(variant.input), folder)
+            if row["wrong_elements"] is not None and not row_verdict(row).ok:
+                _attribute(row, control, variant, first_wrong, named)
         rows.append(row)
     return references, rows
 
