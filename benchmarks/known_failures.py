@@ -89,11 +89,11 @@ KNOWN_FAILURES = (
         "to the input (`create_synthetic_base_metadata` keeps it, `gen_alias_from_base` replays it "
         "after the compiled call): a 2-D view replayed on the 1-D base raises (programs 11 and 247 "
         "of seed0-500, grammar version 2, aot_eager and inductor alike; seen on 2.4.1, 2.5.0, "
-        "2.6.0, 2.10.0, 2.11.0, 2.12.0, 2.13.0, 2.14.1 and 2.15.0; dynamo alone runs them; on "
-        "2.1.0 the same programs meet the synthetic-base assert first). pytorch/pytorch#198095, "
+        "2.6.0, 2.7.0, 2.10.0, 2.11.0, 2.12.0, 2.13.0, 2.14.1 and 2.15.0; dynamo alone runs them; "
+        "on 2.1.0 the same programs meet the synthetic-base assert first). pytorch/pytorch#198095, "
         "whose silent form is the catalogue's `aliasing.aliased_input_view_return`: the build's "
         "runtime wrapper fails, not the program, whose eager call is the reference",
-        ("2.4", "2.5", "2.6", "2.10", "2.11", "2.12", "2.13", "2.14", "2.15"),
+        ("2.4", "2.5", "2.6", "2.7", "2.10", "2.11", "2.12", "2.13", "2.14", "2.15"),
     ),
     KnownFailure(
         "ValueError: tree_unflatten(leaves, treespec): `leaves` has length",
@@ -114,11 +114,11 @@ KNOWN_FAILURES = (
         "`as_strided_scatter(input, ..., storage_offset)` with the absolute offset, and the check "
         "refuses it: `as_strided_scatter: sizes [3, 4], strides [6, 1], storage offset 9 ... out "
         "of bounds for storage of size 96` (program 481 of seed0-500, grammar 2, aot_eager and "
-        "inductor alike, seen on 2.1.0, 2.2.0, 2.4.1, 2.5.0, 2.6.0, 2.10.0, 2.11.0, 2.12.0, 2.13.0 "
-        "and 2.14.1 with the same message; 2.15.0 runs the C++ meta and compiles it, matching "
-        "eager; pytorch/pytorch#140171). The build's compile fails, not the program: its eager "
-        "call is the reference",
-        ("2.1", "2.2", "2.4", "2.5", "2.6", "2.10", "2.11", "2.12", "2.13", "2.14"),
+        "inductor alike, seen on 2.1.0, 2.2.0, 2.4.1, 2.5.0, 2.6.0, 2.7.0, 2.10.0, 2.11.0, 2.12.0, "
+        "2.13.0 and 2.14.1 with the same message; 2.15.0 runs the C++ meta and compiles it, "
+        "matching eager; pytorch/pytorch#140171). The build's compile fails, not the program: its "
+        "eager call is the reference",
+        ("2.1", "2.2", "2.4", "2.5", "2.6", "2.7", "2.10", "2.11", "2.12", "2.13", "2.14"),
         then="RuntimeError: as_strided_scatter: sizes ",
     ),
     KnownFailure(
@@ -131,15 +131,15 @@ KNOWN_FAILURES = (
         "runtime wrapper finds the inputs no longer alias and fails the bare `assert "
         "synthetic_base_info is not None` (2.1.0 torch/_functorch/aot_autograd.py:2470, every such "
         "row of 2.1.0 reproduced; 2.2.0 _aot_autograd/runtime_wrappers.py:733, measured and read; "
-        "2.4.1 :1073, 2.5.0 :1149, 2.10.0 :1238, read in their sources; 2.6.0 :1155, measured and "
-        "read). 30-33 programs of seed0-500, aot_eager and inductor alike. 2.11 and 2.12 raise it "
-        "with a message (measured); 2.13.0 drops the check and the stale graph runs: 26 of "
-        "2.10.0's 33 such programs are wrong on 2.13.0 and 2.15.0 in that call (their "
-        "`unaliased_*` coordinates), this fault gone silent. The build fails, not the program: it "
-        "is defined on independent inputs (`program.py`) and eager is the reference. Only a bare "
-        "assert raised in those two files (rows measured before errors named their place: any bare "
-        "assert) on these releases",
-        ("2.1", "2.2", "2.4", "2.5", "2.6", "2.10"),
+        "2.4.1 :1073, 2.5.0 :1149, 2.10.0 :1238, read in their sources; 2.6.0 :1155 and 2.7.0 "
+        ":1167, measured and read). 30-33 programs of seed0-500, aot_eager and inductor alike. "
+        "2.11 and 2.12 raise it with a message (measured); 2.13.0 drops the check and the stale "
+        "graph runs: 26 of 2.10.0's 33 such programs are wrong on 2.13.0 and 2.15.0 in that call "
+        "(their `unaliased_*` coordinates), this fault gone silent. The build fails, not the "
+        "program: it is defined on independent inputs (`program.py`) and eager is the reference. "
+        "Only a bare assert raised in those two files (rows measured before errors named their "
+        "place: any bare assert) on these releases",
+        ("2.1", "2.2", "2.4", "2.5", "2.6", "2.7", "2.10"),
         bare=True,
         at=(
             "torch/_functorch/aot_autograd.py",
@@ -164,13 +164,13 @@ KNOWN_FAILURES = (
         "runs below functionalization, so the `copy_` into a fresh tensor stays in the graph and "
         "AOTAutograd's `assert_functional_graph` refuses it (`n=copy_, n.args[0]=permute` or "
         "`=empty`: 2.4.1 _aot_autograd/functional_utils.py:414, 2.10.0 :487, read in their "
-        "sources; 2.6.0 :461 and 2.11.0 :515, measured). `index_fill_` on a transposed, strided or "
-        "`as_strided` tensor: programs 5, 52, 85, 247, 367, 378, 475, 498 of seed0-500, inductor "
-        "only (aot_eager does not decompose it). 2.12.0's reference writes with the functional "
-        "`prims.copy_strided` instead (source; measured: 2.12.0 compiles them; "
+        "sources; 2.6.0 :461, 2.7.0 :460 and 2.11.0 :515, measured). `index_fill_` on a "
+        "transposed, strided or `as_strided` tensor: programs 5, 52, 85, 247, 367, 378, 475, 498 "
+        "of seed0-500, inductor only (aot_eager does not decompose it). 2.12.0's reference writes "
+        "with the functional `prims.copy_strided` instead (source; measured: 2.12.0 compiles them; "
         "pytorch/pytorch#144846). The build's compile fails, not the program, whose eager call is "
         "the reference",
-        ("2.4", "2.5", "2.6", "2.10", "2.11"),
+        ("2.4", "2.5", "2.6", "2.7", "2.10", "2.11"),
         then="AssertionError: n=copy_, n.args[0]=",
     ),
     KnownFailure(

@@ -1,0 +1,51 @@
+// ---- wrapper.py: cpp_fused_0 ----
+#include "/tmp/long5/.asv/inductor-cache/vm-amd-epyc-8d7c4d/torch-2.7.0+cu126-13417947/avx2/default/pi/cpicxudqmdsjh5cm4klbtbrvy2cxwr7whxl3md2zzdjdf3orvfdf.h"
+extern "C"  void kernel(const int32_t* in_ptr0,
+                       int32_t* out_ptr0)
+{
+    {
+        for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(1048576L); x0+=static_cast<int64_t>(8L))
+        {
+            {
+                if(C10_LIKELY(x0 >= static_cast<int64_t>(0) && x0 < static_cast<int64_t>(1048576L)))
+                {
+                    auto tmp0 = at::vec::Vectorized<int32_t>::loadu(in_ptr0 + static_cast<int64_t>(x0), static_cast<int64_t>(8));
+                    tmp0.store(out_ptr0 + static_cast<int64_t>(x0), static_cast<int64_t>(8));
+                }
+            }
+        }
+    }
+}
+
+// ---- wrapper.py: cpp_fused_1 ----
+#include "/tmp/long5/.asv/inductor-cache/vm-amd-epyc-8d7c4d/torch-2.7.0+cu126-13417947/avx2/default/pi/cpicxudqmdsjh5cm4klbtbrvy2cxwr7whxl3md2zzdjdf3orvfdf.h"
+extern "C"  void kernel(const float* in_ptr0,
+                       int32_t* out_ptr0,
+                       int32_t* out_ptr1)
+{
+    {
+        #pragma GCC ivdep
+        for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(1024L); x0+=static_cast<int64_t>(1L))
+        {
+            {
+                {
+                    auto tmp0 = in_ptr0[static_cast<int64_t>(x0)];
+                    auto tmp1 = c10::convert<int32_t>(tmp0);
+                    out_ptr0[static_cast<int64_t>(1025L*x0)] = tmp1;
+                }
+            }
+        }
+    }
+    {
+        for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(1048576L); x0+=static_cast<int64_t>(8L))
+        {
+            {
+                if(C10_LIKELY(x0 >= static_cast<int64_t>(0) && x0 < static_cast<int64_t>(1048576L)))
+                {
+                    auto tmp0 = at::vec::Vectorized<int32_t>::loadu(out_ptr0 + static_cast<int64_t>(x0), static_cast<int64_t>(8));
+                    tmp0.store(out_ptr1 + static_cast<int64_t>(x0), static_cast<int64_t>(8));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,106 @@
+// ---- wrapper.py: cpp_fused_add_div_index_index_add_pow_zeros_0 ----
+#include "/tmp/long5/.asv/inductor-cache/vm-amd-epyc-8d7c4d/torch-2.7.0+cu126-13417947/avx2/default/pi/cpicxudqmdsjh5cm4klbtbrvy2cxwr7whxl3md2zzdjdf3orvfdf.h"
+extern "C"  void kernel(const int64_t* in_ptr0,
+                       const float* in_ptr1,
+                       float* out_ptr0,
+                       float* out_ptr1)
+{
+    {
+        {
+            {
+                auto tmp0 = static_cast<float>(0.0);
+                out_ptr0[static_cast<int64_t>(0L)] = tmp0;
+            }
+        }
+    }
+    {
+        for(int64_t x0=static_cast<int64_t>(0L); x0<static_cast<int64_t>(1048575L); x0+=static_cast<int64_t>(8L))
+        {
+            {
+                if(C10_LIKELY(x0 >= static_cast<int64_t>(0) && x0 < static_cast<int64_t>(1048568L)))
+                {
+                    auto tmp0 = at::vec::VectorizedN<int64_t,2>::loadu(in_ptr0 + static_cast<int64_t>(x0), static_cast<int64_t>(8));
+                    auto tmp12 = at::vec::Vectorized<float>::loadu(in_ptr1 + static_cast<int64_t>(x0), static_cast<int64_t>(8));
+                    auto tmp17 = out_ptr0[static_cast<int64_t>(0L)];
+                    auto tmp1 = 1L;
+                    auto tmp2 = c10::convert<int64_t>(tmp1);
+                    auto tmp3 = at::vec::VectorizedN<int64_t,2>(tmp2);
+                    auto tmp4 = tmp0 + tmp3;
+                    auto tmp5 = static_cast<int64_t>(0);
+                    auto tmp6 = at::vec::VectorizedN<int64_t,2>(tmp5);
+                    auto tmp7 = at::vec::VecMask<int64_t,2>(tmp0 < tmp6);
+                    auto tmp8 = decltype(tmp4)::blendv(tmp0, tmp4, tmp7.template cast<int64_t,2>());
+                    auto tmp9 =
+                    [&]
+                    {
+                        __at_align__ std::array<int64_t, 8> tmpbuf;
+                        tmp8.store(tmpbuf.data(), static_cast<int64_t>(8));
+                        return tmpbuf;
+                    }
+                    ()
+                    ;
+                    auto tmp10 =
+                    [&]
+                    {
+                        __at_align__ std::array<int64_t, 8> tmpbuf;
+                        #pragma GCC unroll 8
+                        for (long x0_inner = 0; x0_inner < static_cast<int64_t>(8); x0_inner++)
+                        {
+                            tmpbuf[x0_inner] = static_cast<int64_t>(tmp9[x0_inner]);
+                        }
+                        return at::vec::VectorizedN<int64_t,2>::loadu(tmpbuf.data(), static_cast<int64_t>(8));
+                    }
+                    ()
+                    ;
+                    TORCH_CHECK((at::vec::VecMask<int64_t,2>((at::vec::VectorizedN<int64_t,2>(0) <= tmp10) & (tmp10 < at::vec::VectorizedN<int64_t,2>(1L)))).all_masked(), "index out of bounds: 0 <= tmp10 < 1L");
+                    auto tmp13 = tmp12 * tmp12;
+                    auto tmp14 = static_cast<float>(1.0);
+                    auto tmp15 = at::vec::Vectorized<float>(tmp14);
+                    auto tmp16 = tmp13 + tmp15;
+                    auto tmp18 = static_cast<float>(2.0);
+                    auto tmp19 = decltype(tmp17)(tmp17 + tmp18);
+                    auto tmp20 = at::vec::Vectorized<float>(tmp19);
+                    auto tmp21 = tmp16 / tmp20;
+                    [&]
+                    {
+                        __at_align__ std::array<float, 8> tmpbuf;
+                        tmp16.store(tmpbuf.data(), static_cast<int64_t>(8));
+                        #pragma GCC unroll 8
+                        for (long x0_inner = 0; x0_inner < static_cast<int64_t>(8); x0_inner++)
+                        {
+                            out_ptr0[static_cast<int64_t>(0L)] += tmpbuf[x0_inner];
+                        }
+                    }
+                    ()
+                    ;
+                    tmp21.store(out_ptr1 + static_cast<int64_t>(x0));
+                }
+                if(C10_UNLIKELY(x0 >= static_cast<int64_t>(1048568L) && x0 < static_cast<int64_t>(1048575L)))
+                {
+                    for (int64_t x0_tail = static_cast<int64_t>(1048568L);x0_tail < static_cast<int64_t>(1048575L); x0_tail++)
+                    {
+                        auto tmp0 = in_ptr0[static_cast<int64_t>(x0_tail)];
+                        auto tmp9 = in_ptr1[static_cast<int64_t>(x0_tail)];
+                        auto tmp13 = out_ptr0[static_cast<int64_t>(0L)];
+                        auto tmp1 = 1L;
+                        auto tmp2 = c10::convert<int64_t>(tmp1);
+                        auto tmp3 = decltype(tmp0)(tmp0 + tmp2);
+                        auto tmp4 = tmp0 < 0;
+                        auto tmp5 = tmp4 ? tmp3 : tmp0;
+                        auto tmp6 = tmp5;
+                        auto tmp7 = c10::convert<int64_t>(tmp6);
+                        TORCH_CHECK((0 <= tmp7) & (tmp7 < 1L), "index out of bounds: 0 <= tmp7 < 1L");
+                        auto tmp10 = decltype(tmp9)(tmp9 * tmp9);
+                        auto tmp11 = static_cast<float>(1.0);
+                        auto tmp12 = decltype(tmp10)(tmp10 + tmp11);
+                        auto tmp14 = static_cast<float>(2.0);
+                        auto tmp15 = decltype(tmp13)(tmp13 + tmp14);
+                        auto tmp16 = tmp12 / tmp15;
+                        out_ptr0[static_cast<int64_t>(0L)] += tmp12;
+                        out_ptr1[static_cast<int64_t>(x0_tail)] = tmp16;
+                    }
+                }
+            }
+        }
+    }
+}
