@@ -397,25 +397,23 @@ def cpp_wrapper_shares_a_header_build() -> bool:
 
 @contextlib.contextmanager
 def one_cpp_wrapper_build_at_a_time(cpp_wrapper: bool):
-    """Inside the block, no other process of this run compiles a C++ wrapper, on builds whose
-    C++ wrappers share one precompiled header (`cpp_wrapper_shares_a_header_build`): an
-    exclusive lock (`fcntl.flock`) on a file in the temporary folder named by the installed
-    torch's folder, which the pool's workers share. Elsewhere, or for a compile that is not a
-    C++ wrapper, the block runs at once."""
+    """Inside the block, no other process compiles a C++ wrapper with this installed torch, on
+    builds whose C++ wrappers share one precompiled header (`cpp_wrapper_shares_a_header_build`):
+    an exclusive `fcntl.flock` on the folder that holds the header (`torch/include/torch`), so
+    no lock file is made anywhere (none in a temporary folder another user could prepare).
+    Elsewhere, or for a compile that is not a C++ wrapper, the block runs at once."""
     if not cpp_wrapper or not cpp_wrapper_shares_a_header_build():
         yield
         return
     import fcntl
-    import hashlib
-    import tempfile
 
-    where = hashlib.sha256(str(Path(torch.__file__).parent).encode()).hexdigest()[:16]
-    with open(Path(tempfile.gettempdir()) / f"writeback-cpp-wrapper-{where}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    headers = Path(torch.__file__).parent / "include" / "torch"
+    folder = os.open(headers, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(folder)  # releases the lock
 
 
 def storage_address(tensor: torch.Tensor) -> int:

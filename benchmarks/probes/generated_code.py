@@ -12,6 +12,7 @@ a `Runner.call` method later) allocates buffers with `empty_strided_cpu(...)` (o
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -248,8 +249,7 @@ def static_scratch(wrapper: str) -> StaticScratch:
         code = line.split("#", 1)[0].rstrip()
         if alloc := _ALLOC.match(code) or _EMPTY.match(code):
             fields = alloc.groupdict()
-            stride = fields.get("stride") or _contiguous(fields["size"])
-            nbytes = _storage_bytes(fields["size"], stride, fields["dtype"])
+            nbytes = _storage_bytes(fields["size"], fields.get("stride"), fields["dtype"])
             if nbytes is None:
                 return StaticScratch(None, allocations, f"unknown size or dtype: {code.strip()}")
             storage = len(size_of)
@@ -272,30 +272,25 @@ def static_scratch(wrapper: str) -> StaticScratch:
     return StaticScratch(peak, allocations)
 
 
-def _contiguous(size: str) -> str:
-    """The strides of a contiguous tensor of `size` (text as the wrapper writes it: `3, 4`),
-    as the same kind of text; the size itself when a dimension is not a number (then
-    `_storage_bytes` finds it unknown)."""
-    sizes = [s for s in size.replace(" ", "").split(",") if s]
-    if not all(re.fullmatch(r"\d+", s) for s in sizes):
-        return size
-    strides, step = [], 1
-    for dim in reversed(sizes):
-        strides.append(step)
-        step *= max(int(dim), 1)
-    return ", ".join(str(stride) for stride in reversed(strides))
-
-
-def _storage_bytes(size: str, stride: str, dtype: str) -> int | None:
-    sizes = [s for s in size.replace(" ", "").split(",") if s]
-    strides = [s for s in stride.replace(" ", "").split(",") if s]
-    numbers = sizes + strides
-    if dtype not in ITEMSIZE or len(sizes) != len(strides):
+def _storage_bytes(size: str, stride: str | None, dtype: str) -> int | None:
+    """Bytes of the storage a buffer of `size` and `stride` spans (`stride` None: contiguous,
+    torch 2.2's `empty`), both as the wrapper writes them (`3, 4`); None when a dimension or
+    stride is not a number or the dtype is unknown."""
+    sizes = _numbers(size)
+    strides = None if stride is None else _numbers(stride)
+    if dtype not in ITEMSIZE or sizes is None or (stride is not None and strides is None):
         return None
-    if not all(re.fullmatch(r"-?\d+", s) for s in numbers):
+    if strides is not None and len(sizes) != len(strides):
         return None
-    sizes, strides = [int(s) for s in sizes], [int(s) for s in strides]
     if any(s == 0 for s in sizes):
         return 0
+    if strides is None:
+        return math.prod(sizes) * ITEMSIZE[dtype]
     elements = 1 + sum((s - 1) * st for s, st in zip(sizes, strides))
     return elements * ITEMSIZE[dtype]
+
+
+def _numbers(text: str) -> list[int] | None:
+    """`3, 4` as [3, 4]; None when an entry is not a whole number (a symbol, say)."""
+    parts = [s for s in text.replace(" ", "").split(",") if s]
+    return [int(s) for s in parts] if all(re.fullmatch(r"-?\d+", s) for s in parts) else None
