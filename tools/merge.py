@@ -26,13 +26,23 @@ is refused, saying why and what to do, when a folder holds:
   not its own folder's benchmarks.json's (asv would publish none of those results), unless
   results/ holds the same file (a checkout carries the other machines' results unchanged).
 
+One build measured by two builds files is not a conflict: a release in both builds.txt and
+builds-long.txt is a commit of each ledger branch (each gets its asv result file and install
+record), but its records go to one folder, `generated/<machine>/<build>/`, named by the torch
+build. Where results/ holds that folder from one ledger commit and a FOLDER measured the same
+build from another, results/'s records are kept (the expected gates are set on them) and the
+FOLDER's are not copied; its asv result and install record are. The two measurements are
+compared row by row (`compare_records`) and the comparison printed: every row's wrong elements
+should be equal, and where one is not the merge says which rows and exits 1.
+
 After the merge, results/'s result files of an older benchmark set are named (they are left
 out of the site and the report until their builds are measured again).
 
 Then results/ holds the union: `asv publish` makes html/ (self-contained and checked as in
 `make history`), the report of every machine is written to results/report.md and its summary
 printed (tools/summary.py), as `make history` ends.
-Exit status: 0; 1 when publishing failed or the results hold real failures; 2 when refused.
+Exit status: 0; 1 when publishing failed, the results hold real failures or a build measured by
+two builds files disagrees with itself; 2 when refused.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ from pathlib import Path
 
 from asv.results import Results
 
+from benchmarks.machine import build_folder  # standard library only
 from tools import builds as builds_file
 from tools import history, results
 from tools import ledger as ledger_repo
@@ -69,6 +80,8 @@ class Plan:
     copies: dict[Path, Path] = field(default_factory=dict)
     benchmarks: Path | None = None
     notes: list[str] = field(default_factory=list)
+    disagreements: list[str] = field(default_factory=list)
+    """Builds measured by two builds files whose rows' wrong elements differ: a finding."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,7 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     everyone = results.load(into, ledger)
     problems = history.publish(args.site_check, into, ledger, everyone)
     loaded = history.write_report(into, ledger, None, everyone, ROOT / "html")
-    return history.failed_at_end(problems, loaded, {build.commit for build in loaded})
+    status = history.failed_at_end(problems, loaded, {build.commit for build in loaded})
+    for disagreement in plan.disagreements:
+        print(f"writeback: {disagreement}", file=sys.stderr)
+    return status or (1 if plan.disagreements else 0)
 
 
 def plan_merge(folders: list[Path], into: Path, commits: set[str], ledger_name: str) -> Plan:
@@ -147,9 +163,25 @@ def plan_merge(folders: list[Path], into: Path, commits: set[str], ledger_name: 
 
 def _plan_files(plan: Plan, folder: Path, into: Path, stale_here: dict[Path, str]) -> None:
     conflicts = []
+    twice = measured_by_two_builds_files(folder, into)
+    for (machine, build), (here, there) in sorted(twice.items()):
+        records = Path("generated", machine, build)
+        lines, differ = compare_records(into / records, folder / records)
+        heading = (f"{build} on {machine} was measured by two builds files (ledger commit "
+                   f"{here[:8]} here, {there[:8]} in {folder}): kept results/{records}/ (the "
+                   "expected gates are set on it), merged the other's asv result and install "
+                   "record; the two measurements' rows:")  # fmt: skip
+        plan.notes.append("\n  ".join([heading, *lines]))
+        if differ:
+            plan.disagreements.append(
+                f"{build} on {machine}: the two measurements disagree in {differ} row(s)' wrong "
+                f"elements (listed above, under 'measured by two builds files'): the same build "
+                "on the same machine gave two verdicts; find out why before trusting either"
+            )
+    kept_here = {("generated", machine, build) for machine, build in twice}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         relative = path.relative_to(folder)
-        if _merged_separately(relative):
+        if _merged_separately(relative) or relative.parts[:3] in kept_here:
             continue
         target = into / relative
         earlier = target if target.is_file() else plan.copies.get(target)
@@ -176,6 +208,77 @@ def _plan_files(plan: Plan, folder: Path, into: Path, stale_here: dict[Path, str
             f"contents, e.g. {relative}: the same thing measured twice. Keep one of them "
             "(remove the other file), then merge again."
         )
+
+
+def measured_by_two_builds_files(folder: Path, into: Path) -> dict[tuple[str, str], tuple]:
+    """The builds whose records results/ holds from one ledger commit and `folder` from
+    another (one build in two builds files): (machine, build folder) -> (results/'s ledger
+    commit, the folder's)."""
+
+    def commits(root: Path) -> dict[tuple[str, str], set[str]]:
+        found: dict[tuple[str, str], set[str]] = {}
+        for path in root.glob("builds/*/*.json"):
+            record = json.loads(path.read_text())
+            if record.get("installed") and record.get("torch_git_version"):
+                found.setdefault((path.parent.name, build_folder(record)), set()).add(path.stem)
+        return found
+
+    here, there = commits(into), commits(folder)
+    twice = {}
+    for key, theirs in there.items():
+        records = Path("generated", *key)
+        if not ((into / records).is_dir() and (folder / records).is_dir()):
+            continue
+        # results/ also holds it from a commit the folder has not measured (merging the same
+        # folder again finds the same: its records were never copied)
+        if only_here := here.get(key, set()) - theirs:
+            twice[key] = (sorted(only_here)[0], sorted(theirs)[0])
+    return twice
+
+
+def compare_records(kept: Path, other: Path) -> tuple[list[str], int]:
+    """Two measurements of one build (`generated/<machine>/<build>/` folders), row by row: a
+    line per record (rows in each, rows whose wrong elements differ, and for the corpus rows
+    whose error text differs), a line per differing row (the first ten of each record), and
+    how many rows' wrong elements differ in all. A row is a probe row's (control, backend, n)
+    or a corpus row's (program, backend)."""
+    lines, differ = [], 0
+    names = sorted({p.relative_to(kept) for p in kept.glob("*/*/*.json")}
+                   | {p.relative_to(other) for p in other.glob("*/*/*.json")})  # fmt: skip
+    for name in names:
+        rows = [_rows(folder / name) for folder in (kept, other)]
+        if rows[0] is None or rows[1] is None:
+            lines.append(f"{name}: only in {'results/' if rows[1] is None else 'the folder'}")
+            continue
+        kept_rows, other_rows = rows
+
+        def wrong(rows: dict, key: tuple):
+            return rows.get(key, {}).get("wrong_elements", "absent")
+
+        differing = [k for k in kept_rows.keys() | other_rows.keys()
+                     if wrong(kept_rows, k) != wrong(other_rows, k)]  # fmt: skip
+        errors = [k for k in kept_rows.keys() & other_rows.keys()
+                  if kept_rows[k].get("error") != other_rows[k].get("error")]  # fmt: skip
+        differ += len(differing)
+        lines.append(f"{name}: rows {len(kept_rows)} (kept) and {len(other_rows)} (the other); "
+                     f"wrong elements differ in {len(differing)}, error texts in "
+                     f"{len(errors)}")  # fmt: skip
+        for key in sorted(differing, key=str)[:10]:
+            lines.append(f"  {key}: wrong elements {wrong(kept_rows, key)} (kept), "
+                         f"{wrong(other_rows, key)} (the other)")  # fmt: skip
+    return lines, differ
+
+
+def _rows(path: Path) -> dict[tuple, dict] | None:
+    if not path.is_file():
+        return None
+    record = json.loads(path.read_text())
+    rows = record.get("rows", []) if isinstance(record, dict) else []
+    return {
+        (row["program"], row["backend"]) if "program" in row
+        else (row.get("control"), row.get("backend"), row.get("n")): row
+        for row in rows
+    }  # fmt: skip
 
 
 def _merged_separately(relative: Path) -> bool:

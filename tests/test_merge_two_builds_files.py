@@ -1,0 +1,116 @@
+"""One build measured by two builds files (a release in builds.txt and in builds-long.txt): a
+commit of each ledger branch, but one records folder (`generated/<machine>/<build>/`, named by
+the torch build). `tools/merge.py` keeps results/'s records, merges the other measurement's
+asv result and install record, and compares the two measurements row by row; rows whose wrong
+elements differ are a disagreement the merge reports (and exits 1 on, in `main`).
+
+The folders are built here as `make history` lays them out (install records, probe and corpus
+records), without running asv: the plan is what is checked.
+"""
+
+import json
+from pathlib import Path
+
+from benchmarks.machine import build_folder
+from tools import merge
+
+MACHINE = "vm-test-cpu-abc123"
+IDENTITY = {"torch_version": "2.13.0+cpu", "torch_git_version": "cf30153c" + "0" * 32}
+BUILD = build_folder(IDENTITY)
+
+
+def _results(root: Path, commit: str, snapshot_rows: list[dict], corpus_rows: list[dict]) -> Path:
+    """A results folder holding one build installed from ledger commit `commit`."""
+    (root / "builds" / MACHINE).mkdir(parents=True)
+    record = {"installed": True, "ledger_commit": commit, "machine": MACHINE, **IDENTITY}
+    (root / "builds" / MACHINE / f"{commit}.json").write_text(json.dumps(record))
+    isa = root / "generated" / MACHINE / BUILD / "avx2"
+    (isa / "snapshot_swap").mkdir(parents=True)
+    (isa / "snapshot_swap" / "probe.json").write_text(json.dumps({"rows": snapshot_rows}))
+    (isa / "snapshot_swap" / "code.py").write_text(f"# generated in the run of {commit}\n")
+    (isa / "corpus").mkdir()
+    (isa / "corpus" / "seed0-500.json").write_text(json.dumps({"rows": corpus_rows}))
+    (root / "benchmarks.json").write_text("{}")
+    return root
+
+
+def _swap(wrong_b: int) -> list[dict]:
+    return [
+        {"control": "select_swap", "backend": "inductor", "n": 3, "wrong_elements": 0},
+        {"control": "foreach_clones", "backend": "inductor", "n": 3, "wrong_elements": wrong_b},
+    ]
+
+
+def _corpus(error: str) -> list[dict]:
+    return [
+        {"program": 1, "backend": "inductor", "wrong_elements": 4, "error": None},
+        {"program": 2, "backend": "inductor", "wrong_elements": None, "error": error},
+    ]
+
+
+def _plan(tmp_path: Path, other_wrong_b: int) -> tuple[merge.Plan, Path, Path]:
+    here, there = "a" * 40, "b" * 40
+    into = _results(tmp_path / "results", here, _swap(3), _corpus("IndexError: x"))
+    folder = _results(tmp_path / "long", there, _swap(other_wrong_b),
+                      _corpus("IndexError: x (at functional_utils.py:333)"))  # fmt: skip
+    return (
+        merge.plan_merge([folder], into, {here, there}, "builds.txt, builds-long.txt"),
+        into,
+        folder,
+    )
+
+
+def test_the_records_here_are_kept_and_the_other_install_record_is_merged(tmp_path):
+    plan, into, folder = _plan(tmp_path, other_wrong_b=3)
+    copied = {target.relative_to(into) for target in plan.copies}
+    assert Path("builds", MACHINE, f"{'b' * 40}.json") in copied
+    assert not [path for path in copied if path.parts[0] == "generated"], copied
+    assert plan.disagreements == []
+    (note,) = plan.notes
+    assert (
+        note.startswith(
+            f"{BUILD} on {MACHINE} was measured by two builds files (ledger "
+            "commit aaaaaaaa here, bbbbbbbb in"
+        )
+        and f"kept results/generated/{MACHINE}/{BUILD}/" in note
+    )
+    assert (
+        "avx2/snapshot_swap/probe.json: rows 2 (kept) and 2 (the other); wrong elements "
+        "differ in 0, error texts in 0" in note
+    )
+    assert (
+        "avx2/corpus/seed0-500.json: rows 2 (kept) and 2 (the other); wrong elements "
+        "differ in 0, error texts in 1" in note
+    )
+
+
+def test_rows_whose_wrong_elements_differ_are_a_disagreement(tmp_path):
+    plan, _, _ = _plan(tmp_path, other_wrong_b=0)
+    (note,) = plan.notes
+    assert "wrong elements differ in 1, error texts in 0" in note
+    assert "('foreach_clones', 'inductor', 3): wrong elements 3 (kept), 0 (the other)" in note
+    (disagreement,) = plan.disagreements
+    assert disagreement.startswith(f"{BUILD} on {MACHINE}: the two measurements disagree in 1 ")
+
+
+def test_the_same_build_from_the_same_ledger_commit_is_still_measured_twice(tmp_path):
+    """A folder that measured the same ledger commit again is not another builds file's: its
+    records conflict with results/'s and the merge is refused as before."""
+    commit = "a" * 40
+    into = _results(tmp_path / "results", commit, _swap(3), _corpus("e"))
+    folder = _results(tmp_path / "again", commit, _swap(0), _corpus("e"))
+    try:
+        merge.plan_merge([folder], into, {commit}, "builds.txt")
+    except merge.Refused as refused:
+        assert "the same thing measured twice" in str(refused)
+    else:
+        raise AssertionError("a build measured twice from one ledger commit was merged")
+
+
+def test_merging_the_same_folder_again_keeps_the_records_here_again(tmp_path):
+    """Once the other builds file's install record is merged, merging its folder again finds the
+    same build measured twice (results/ holds it from a commit the folder has not measured)."""
+    plan, into, folder = _plan(tmp_path, other_wrong_b=3)
+    merge.apply(plan, into)
+    again = merge.plan_merge([folder], into, {"a" * 40, "b" * 40}, "builds.txt, builds-long.txt")
+    assert again.copies == {} and len(again.notes) == 1
