@@ -96,6 +96,28 @@ def test_the_least_margins_hold_for_rows_written_with_smaller_ones(recorded, cap
     assert f"measured {value} (down)" in out
 
 
+@pytest.mark.parametrize(
+    "bad, why",
+    [
+        ("make: *** [Makefile:68: expected] Error 1\n", "8 comma-separated fields expected"),
+        ("torch-2.13.0,snapshot_swap,select_swap,inductor,3,wrong_elements,none,0\n",
+         "could not convert string to float: 'none'"),
+    ],
+)  # fmt: skip
+def test_a_line_that_is_not_a_row_is_one_message_naming_it(recorded, capsys, bad, why):
+    """A line that is not a row (say, a make error pasted with the replacement file) is one
+    message naming the file, the line and what a row is; no traceback, exit 2."""
+    text = _replacement(recorded, capsys)
+    number = len(text.splitlines()) + 2  # after the blank line below
+    tmp, args = recorded
+    (tmp / "expected.csv").write_text(text + "\n" + bad)
+    code = expected.main(["check", *args, "--file", str(tmp / "expected.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"expected.csv, line {number}: {bad.strip()!r} is not a row ({why})" in err
+    assert "correct or remove that line" in err
+
+
 def _rows(text: str, metric: str) -> list[str]:
     return [line for line in text.splitlines() if f",{metric}," in line]
 

@@ -128,13 +128,28 @@ def _stability(build: results.BuildResult) -> dict:
 
 
 def read(path: Path) -> list[Row]:
+    """The rows of an expected file; ValueError naming the line for one that is not a row
+    (too few or too many fields, a value or margin that is not a number)."""
     with path.open(newline="") as handle:
-        reader = csv.DictReader(line for line in handle if not line.startswith("#"))
-        missing = set(COLUMNS) - set(reader.fieldnames or [])
-        if missing:
-            raise ValueError(f"{path}: the header lacks {', '.join(sorted(missing))}")
-        return [Row(**{**r, "expected": float(r["expected"]), "margin": float(r["margin"])})
-                for r in reader]  # fmt: skip
+        lines = [(n, line) for n, line in enumerate(handle, 1)
+                 if line.strip() and not line.startswith("#")]  # fmt: skip
+    reader = csv.DictReader(line for _, line in lines)
+    missing = set(COLUMNS) - set(reader.fieldnames or [])
+    if missing:
+        raise ValueError(f"{path}: the header lacks {', '.join(sorted(missing))}")
+    rows = []
+    for (number, line), fields in zip(lines[1:], reader):
+        try:
+            if None in fields or None in fields.values():
+                raise ValueError(f"{len(COLUMNS)} comma-separated fields expected")
+            rows.append(Row(**{**fields, "expected": float(fields["expected"]),
+                               "margin": float(fields["margin"])}))  # fmt: skip
+        except ValueError as exc:
+            raise ValueError(
+                f"{path}, line {number}: {line.strip()!r} is not a row ({exc}): each row is "
+                f"{','.join(COLUMNS)}; correct or remove that line"
+            ) from None
+    return rows
 
 
 def render(rows: list[Row]) -> str:
