@@ -19,7 +19,13 @@ IDENTITY = {"torch_version": "2.13.0+cpu", "torch_git_version": "cf30153c" + "0"
 BUILD = build_folder(IDENTITY)
 
 
-def _results(root: Path, commit: str, snapshot_rows: list[dict], corpus_rows: list[dict]) -> Path:
+def _results(
+    root: Path,
+    commit: str,
+    snapshot_rows: list[dict],
+    corpus_rows: list[dict],
+    config_wrong: int = 9,
+) -> Path:
     """A results folder holding one build installed from ledger commit `commit`."""
     (root / "builds" / MACHINE).mkdir(parents=True)
     record = {"installed": True, "ledger_commit": commit, "machine": MACHINE, **IDENTITY}
@@ -28,6 +34,11 @@ def _results(root: Path, commit: str, snapshot_rows: list[dict], corpus_rows: li
     (isa / "snapshot_swap").mkdir(parents=True)
     (isa / "snapshot_swap" / "probe.json").write_text(json.dumps({"rows": snapshot_rows}))
     (isa / "snapshot_swap" / "code.py").write_text(f"# generated in the run of {commit}\n")
+    (isa / "snapshot_swap_configs").mkdir()
+    (isa / "snapshot_swap_configs" / "probe.json").write_text(json.dumps({"rows": [
+        {"control": "foreach_clones", "variant": variant, "n": 3, "wrong_elements": wrong}
+        for variant, wrong in (("inductor-fp32", 9), ("cpp_wrapper-fp32", config_wrong))
+    ]}))  # fmt: skip
     (isa / "corpus").mkdir()
     (isa / "corpus" / "seed0-500.json").write_text(json.dumps({"rows": corpus_rows}))
     (root / "benchmarks.json").write_text("{}")
@@ -48,11 +59,11 @@ def _corpus(error: str) -> list[dict]:
     ]
 
 
-def _plan(tmp_path: Path, other_wrong_b: int) -> tuple[merge.Plan, Path, Path]:
+def _plan(tmp_path: Path, other_wrong_b: int, other_config: int = 9) -> tuple:
     here, there = "a" * 40, "b" * 40
     into = _results(tmp_path / "results", here, _swap(3), _corpus("IndexError: x"))
-    folder = _results(tmp_path / "long", there, _swap(other_wrong_b),
-                      _corpus("IndexError: x (at functional_utils.py:333)"))  # fmt: skip
+    placed = _corpus("IndexError: x (at functional_utils.py:333)")
+    folder = _results(tmp_path / "long", there, _swap(other_wrong_b), placed, other_config)
     return (
         merge.plan_merge([folder], into, {here, there}, "builds.txt, builds-long.txt"),
         into,
@@ -88,9 +99,34 @@ def test_rows_whose_wrong_elements_differ_are_a_disagreement(tmp_path):
     plan, _, _ = _plan(tmp_path, other_wrong_b=0)
     (note,) = plan.notes
     assert "wrong elements differ in 1, error texts in 0" in note
-    assert "('foreach_clones', 'inductor', 3): wrong elements 3 (kept), 0 (the other)" in note
+    assert "foreach_clones/inductor/3: wrong elements 3 (kept), 0 (the other)" in note
     (disagreement,) = plan.disagreements
     assert disagreement.startswith(f"{BUILD} on {MACHINE}: the two measurements disagree in 1 ")
+
+
+def test_configuration_rows_are_told_apart_by_their_variant(tmp_path):
+    """snapshot_swap_configs' rows share control and size and differ in variant: one variant
+    that differs is one row, named by its variant."""
+    plan, _, _ = _plan(tmp_path, other_wrong_b=3, other_config=0)
+    (note,) = plan.notes
+    assert (
+        "avx2/snapshot_swap_configs/probe.json: rows 2 (kept) and 2 (the other); wrong "
+        "elements differ in 1" in note
+    )
+    assert "foreach_clones/cpp_wrapper-fp32/3: wrong elements 9 (kept), 0 (the other)" in note
+    assert len(plan.disagreements) == 1
+
+
+def test_rows_that_cannot_be_told_apart_refuse_the_merge(tmp_path):
+    here, there = "a" * 40, "b" * 40
+    into = _results(tmp_path / "results", here, _swap(3) + _swap(3), _corpus("e"))
+    folder = _results(tmp_path / "long", there, _swap(3), _corpus("e"))
+    try:
+        merge.plan_merge([folder], into, {here, there}, "builds.txt, builds-long.txt")
+    except merge.Refused as refused:
+        assert "2 of its 4 rows share their coordinates" in str(refused)
+    else:
+        raise AssertionError("rows that share their coordinates were compared")
 
 
 def test_the_same_build_from_the_same_ledger_commit_is_still_measured_twice(tmp_path):

@@ -240,8 +240,7 @@ def compare_records(kept: Path, other: Path) -> tuple[list[str], int]:
     """Two measurements of one build (`generated/<machine>/<build>/` folders), row by row: a
     line per record (rows in each, rows whose wrong elements differ, and for the corpus rows
     whose error text differs), a line per differing row (the first ten of each record), and
-    how many rows' wrong elements differ in all. A row is a probe row's (control, backend, n)
-    or a corpus row's (program, backend)."""
+    how many rows' wrong elements differ in all. Rows are told apart by `ROW_KEYS`."""
     lines, differ = [], 0
     names = sorted({p.relative_to(kept) for p in kept.glob("*/*/*.json")}
                    | {p.relative_to(other) for p in other.glob("*/*/*.json")})  # fmt: skip
@@ -264,21 +263,30 @@ def compare_records(kept: Path, other: Path) -> tuple[list[str], int]:
                      f"wrong elements differ in {len(differing)}, error texts in "
                      f"{len(errors)}")  # fmt: skip
         for key in sorted(differing, key=str)[:10]:
-            lines.append(f"  {key}: wrong elements {wrong(kept_rows, key)} (kept), "
+            where = "/".join(str(part) for part in key if part is not None)
+            lines.append(f"  {where}: wrong elements {wrong(kept_rows, key)} (kept), "
                          f"{wrong(other_rows, key)} (the other)")  # fmt: skip
     return lines, differ
 
 
+ROW_KEYS = ("program", "control", "variant", "backend", "n")
+"""What tells one record row from another: a corpus row's program and backend, a probe row's
+control, backend and size, a configuration row's control and variant."""
+
+
 def _rows(path: Path) -> dict[tuple, dict] | None:
+    """A record's rows by their coordinates (`ROW_KEYS`); ValueError when two rows share them
+    (the comparison would silently compare one of them)."""
     if not path.is_file():
         return None
     record = json.loads(path.read_text())
     rows = record.get("rows", []) if isinstance(record, dict) else []
-    return {
-        (row["program"], row["backend"]) if "program" in row
-        else (row.get("control"), row.get("backend"), row.get("n")): row
-        for row in rows
-    }  # fmt: skip
+    keyed = {tuple(row.get(key) for key in ROW_KEYS): row for row in rows}
+    if len(keyed) != len(rows):
+        raise Refused(f"{path}: {len(rows) - len(keyed)} of its {len(rows)} rows share their "
+                      f"coordinates ({', '.join(ROW_KEYS)}) with another: this merge cannot "
+                      "compare it with the other measurement row by row")  # fmt: skip
+    return keyed
 
 
 def _merged_separately(relative: Path) -> bool:
