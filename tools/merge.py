@@ -250,12 +250,8 @@ def compare_records(kept: Path, other: Path) -> tuple[list[str], int]:
             lines.append(f"{name}: only in {'results/' if rows[1] is None else 'the folder'}")
             continue
         kept_rows, other_rows = rows
-
-        def wrong(rows: dict, key: tuple):
-            return rows.get(key, {}).get("wrong_elements", "absent")
-
         differing = [k for k in kept_rows.keys() | other_rows.keys()
-                     if wrong(kept_rows, k) != wrong(other_rows, k)]  # fmt: skip
+                     if _wrong(kept_rows, k) != _wrong(other_rows, k)]  # fmt: skip
         errors = [k for k in kept_rows.keys() & other_rows.keys()
                   if kept_rows[k].get("error") != other_rows[k].get("error")]  # fmt: skip
         differ += len(differing)
@@ -264,9 +260,14 @@ def compare_records(kept: Path, other: Path) -> tuple[list[str], int]:
                      f"{len(errors)}")  # fmt: skip
         for key in sorted(differing, key=str)[:10]:
             where = "/".join(str(part) for part in key if part is not None)
-            lines.append(f"  {where}: wrong elements {wrong(kept_rows, key)} (kept), "
-                         f"{wrong(other_rows, key)} (the other)")  # fmt: skip
+            lines.append(f"  {where}: wrong elements {_wrong(kept_rows, key)} (kept), "
+                         f"{_wrong(other_rows, key)} (the other)")  # fmt: skip
     return lines, differ
+
+
+def _wrong(rows: dict[tuple, dict], key: tuple):
+    """A row's wrong elements, `absent` where the record has no such row."""
+    return rows.get(key, {}).get("wrong_elements", "absent")
 
 
 ROW_KEYS = ("program", "control", "variant", "backend", "n")
