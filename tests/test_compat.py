@@ -395,17 +395,28 @@ def test_the_bisector_keeps_its_state_in_the_folder_given_on_every_release(tmp_p
     assert LaterBisector.in_process_cache is None
 
 
-def test_the_shared_header_build_is_read_in_the_installed_inductor():
+def test_the_shared_header_build_is_read_in_the_installed_inductor(monkeypatch):
     """torch 2.1 and 2.2 build a C++ wrapper through `load_inline(use_pch=True)`, one
     precompiled header inside the installed torch; 2.3 on do not (read in their sources). The
-    answer comes from the installed Inductor's own source, not from its version."""
+    answer comes from the installed Inductor's own source, not from its version: the same
+    installed torch answers both ways when its codecache's source is made to say so."""
     import inspect
 
     import torch._inductor.codecache as codecache
 
-    shared = compat.cpp_wrapper_shares_a_header_build()
-    assert shared == (compat.SHARED_HEADER_BUILD in inspect.getsource(codecache))
-    assert shared == (compat.release(torch.__version__)[:2] < (2, 3))
+    assert compat.cpp_wrapper_shares_a_header_build() == (
+        compat.release(torch.__version__)[:2] < (2, 3)
+    )
+    source, answer = inspect.getsource, compat.cpp_wrapper_shares_a_header_build
+    try:
+        for text, expected in (("load_inline(use_pch=True)", True), ("load_inline()", False)):
+            monkeypatch.setattr(inspect, "getsource", lambda module, text=text: (
+                text if module is codecache else source(module)))  # fmt: skip
+            answer.cache_clear()  # the answer is kept per process: read the source again
+            assert answer() is expected
+    finally:
+        monkeypatch.undo()
+        answer.cache_clear()
 
 
 LOCKED = """

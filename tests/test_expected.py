@@ -118,6 +118,22 @@ def test_a_line_that_is_not_a_row_is_one_message_naming_it(recorded, capsys, bad
     assert "correct or remove that line" in err
 
 
+def test_a_header_with_an_unknown_column_is_one_message_naming_it(recorded, capsys):
+    """A header with a column no row has (a file of another version of the suite, a typo) is
+    one message naming the file, the line and the header expected; no traceback, exit 2."""
+    text = _replacement(recorded, capsys)
+    lines = text.splitlines()
+    header = next(n for n, line in enumerate(lines) if not line.startswith("#"))
+    lines[header] += ",unit"
+    tmp, args = recorded
+    (tmp / "expected.csv").write_text("\n".join(lines) + "\n")
+    code = expected.main(["check", *args, "--file", str(tmp / "expected.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"expected.csv, line {header + 1}: the header has columns no row has (unit)" in err
+    assert f"the header is {','.join(expected.COLUMNS)}" in err
+
+
 def _rows(text: str, metric: str) -> list[str]:
     return [line for line in text.splitlines() if f",{metric}," in line]
 

@@ -129,7 +129,8 @@ def _stability(build: results.BuildResult) -> dict:
 
 def read(path: Path) -> list[Row]:
     """The rows of an expected file; ValueError naming the line for one that is not a row
-    (too few or too many fields, a value or margin that is not a number)."""
+    (too few or too many fields, a value or margin that is not a number) or a header with a
+    column it does not know."""
     with path.open(newline="") as handle:
         lines = [(n, line) for n, line in enumerate(handle, 1)
                  if line.strip() and not line.startswith("#")]  # fmt: skip
@@ -137,6 +138,11 @@ def read(path: Path) -> list[Row]:
     missing = set(COLUMNS) - set(reader.fieldnames or [])
     if missing:
         raise ValueError(f"{path}: the header lacks {', '.join(sorted(missing))}")
+    if unknown := [name for name in reader.fieldnames if name not in COLUMNS]:
+        raise ValueError(
+            f"{path}, line {lines[0][0]}: the header has columns no row has "
+            f"({', '.join(unknown)}): the header is {','.join(COLUMNS)}; correct that line"
+        )
     rows = []
     for (number, line), fields in zip(lines[1:], reader):
         try:
