@@ -62,3 +62,14 @@ def _no_flip(gm, example_inputs):
 
 for _name, _fn in ((DROP_CLONE, _drop_clone), (STALE, _stale), (NO_FLIP, _no_flip)):
     register_backend(name=_name, compiler_fn=_fn)
+
+
+def no_catalogue(patch) -> None:
+    """A corpus run whose families match no catalogue control: none is judged for the match
+    (its controls compiled for a planted or fake backend match nothing worth the minutes;
+    tests/test_corpus.py matches a real family with its entry). `patch`: a pytest
+    MonkeyPatch."""
+    from benchmarks.corpus import catalogue
+
+    patch.setattr(catalogue, "entries", lambda: [])
+    patch.setattr(catalogue, "match", lambda found, backends, **_: None)

@@ -5,9 +5,10 @@ import pytest
 import torch
 
 from benchmarks import attribution
-from benchmarks.corpus import catalogue, generate, oracle, run
+from benchmarks.corpus import generate, oracle, run
 from benchmarks.corpus.program import Input, Program, Statement, problem
 from benchmarks.corpus.shrink import shrink
+from tests import planted_backends as planted
 
 A, B = Input("a", (4, 4), "float32", 1), Input("b", (4, 4), "float32", 101)
 
@@ -139,7 +140,7 @@ def test_the_oracle_passes_returns_that_share_as_in_eager(monkeypatch):
 @pytest.fixture
 def no_catalogue(monkeypatch):
     """A fake backend's families match no catalogue control (compiled for real)."""
-    monkeypatch.setattr(catalogue, "match", lambda found, backends: None)
+    planted.no_catalogue(monkeypatch)
 
 
 def test_each_family_is_attributed_once_on_its_representative(monkeypatch, no_catalogue):
@@ -234,12 +235,16 @@ def test_the_corpus_finds_shrinks_and_files_a_planted_foreach_swap():
 
 
 @pytest.mark.slow
-def test_a_family_names_the_catalogue_control_with_the_same_fault(monkeypatch):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_family_names_the_catalogue_control_with_the_same_fault(monkeypatch, workers):
     """The planted foreach swap is wrong under Inductor through the same pass as the swap's
     own `foreach_clones` control on this build: the family names it (matched by running the
-    control, not by its spelling)."""
+    control, not by its spelling). With two workers the controls are judged beside the
+    representative and the pass checks run in the workers: the same match."""
     monkeypatch.setenv("WRITEBACK_ATTRIBUTION", "1")
-    record = run.run("planted", backends=("inductor",), corpus=[FOREACH_SWAP_WITH_NOISE])
+    record = run.run(
+        "planted", backends=("inductor",), corpus=[FOREACH_SWAP_WITH_NOISE], workers=workers
+    )
     (family,) = record["families"]
     if family["first_wrong"] != "inductor" or not family["passes"]:
         pytest.skip(f"this build's fault is not attributed to an Inductor pass: {family}")

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from benchmarks import attribution, corpus, known_failures
-from benchmarks.corpus import catalogue, generate, oracle, run
+from benchmarks.corpus import generate, oracle, run
 from benchmarks.corpus.program import Input, Program, Statement
 from benchmarks.machine import build_folder
 from tests import corpus_history
+from tests import planted_backends as planted
 from tools import asv_project, expected, history, report, results
 from tools import ledger as ledger_repo
 
@@ -46,7 +47,7 @@ def record():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(oracle, "build", _fake_compiler)
         programs = [generate.generate(0, 0), PLANTED, generate.generate(0, 1)]
-        patch.setattr(catalogue, "match", lambda found, backends: None)
+        planted.no_catalogue(patch)
         return run.run(run.DEFAULT, backends=("inductor",), corpus=programs)
 
 

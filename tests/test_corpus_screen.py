@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import attribution
-from benchmarks.corpus import catalogue, generate, oracle, run, screen
+from benchmarks.corpus import generate, oracle, run, screen
 from tests import planted_backends as planted
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ CORPUS = [generate.generate(0, index) for index in range(60)]
 def _no_catalogue(monkeypatch):
     """The catalogue's controls compiled for a planted backend match nothing worth the minutes
     (tests/test_corpus.py matches a real family with its entry)."""
-    monkeypatch.setattr(catalogue, "match", lambda found, backends: None)
+    planted.no_catalogue(monkeypatch)
 
 
 def _judged(monkeypatch, mode: str, backend: str, corpus=CORPUS) -> dict:

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import attribution, registry
+from .. import attribution, pool, registry
 from ..compat import import_problem, missing_attributes
 from ..compiled import build
 from ..contract import Case, check
+from ..probes.probe import ready_to_compile
 from .families import kinds
 
 _OWNER = re.compile(r"(?:^|_)c(\d+)_")
@@ -161,20 +162,34 @@ def _combined(chosen: list[Entry]) -> tuple[Callable, Case]:
     return combined, case
 
 
-def match(found: list[dict], backends: tuple) -> None:
-    """Fill each family's `catalogue`: the entries that have its fault, or `new`."""
+def match(found: list[dict], backends: tuple, wrong: dict | None = None, workers: int = 1) -> None:
+    """Fill each family's `catalogue`: the entries that have its fault, or `new`. `wrong`: each
+    backend's `wrong_entries` of every entry when already judged in this run (else judged
+    here); the families' pass checks run `workers` processes side by side, one a family."""
     chosen = entries()
-    wrong = {backend: wrong_entries(backend, chosen) for backend in backends}
+    if wrong is None:
+        wrong = {backend: wrong_entries(backend, chosen) for backend in backends}
     before = wrong.get("aot_eager", {})
-    by_name = {entry.name: entry for entry in chosen}
+    tasks = []
     for family in found:
         candidates = [
             name for name, coordinates in wrong.get(family["backend"], {}).items()
             if ("aot_eager" if name in before else family["backend"]) == family["first_wrong"]
             and _comparable(family["kinds"]) <= _comparable(kinds(coordinates))
         ]  # fmt: skip
-        same = _same_passes_each(family, [by_name[name] for name in candidates])
+        checked = {k: family[k] for k in ("backend", "passes", "attribution")}
+        tasks.append((checked, candidates, torch.get_num_threads()))
+    for family, (_, candidates, _), same in zip(found, tasks, pool.run(_same_passes_of, tasks,
+                                                                       workers)):  # fmt: skip
         family["catalogue"] = ", ".join(n for n, ok in zip(candidates, same) if ok) or "new"
+
+
+def _same_passes_of(family: dict, names: list[str], threads: int) -> list[bool]:
+    """`_same_passes_each` of the entries named `names` (a pool task: entries are found again
+    by name in the worker, their functions cannot travel)."""
+    ready_to_compile(threads)
+    by_name = {entry.name: entry for entry in entries()}
+    return _same_passes_each(family, [by_name[name] for name in names])
 
 
 def _comparable(found: list[str] | tuple[str, ...]) -> set[str]:

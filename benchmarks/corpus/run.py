@@ -116,12 +116,22 @@ def run(
     rows = [row for chunk in pool.run(_judge_chunk, tasks, workers, on_result=progress)
             for row in chunk]  # fmt: skip
     judging = round(time.perf_counter() - started, 1)
+    entries: dict[str, dict] = {}
+
+    def judge_entries() -> None:
+        """The catalogue's controls judged on each backend, for the match below: in this
+        process beside the workers that shrink the first round's representatives (a round
+        with one representative leaves a core idle), or before them when that round runs
+        in this process (one worker, or one representative)."""
+        chosen = catalogue.entries()
+        entries.update({b: catalogue.wrong_entries(b, chosen) for b in backends})
+
     found = found_families(
-        rows, corpus, run_id, workers, lambda text: _progress(name, text, started)
+        rows, corpus, run_id, workers, lambda text: _progress(name, text, started), judge_entries
     )
     if found:
         _progress(name, "matching the families with the catalogue's controls", started)
-        catalogue.match(found, tuple(backends))
+        catalogue.match(found, tuple(backends), wrong=entries or None, workers=workers)
     return {
         "corpus": name,
         "backends": list(backends),
@@ -194,7 +204,7 @@ def first_wrong(row: dict, rows: list[dict]) -> str:
 
 
 def found_families(rows: list[dict], corpus: list[Program], run_id: str, workers: int,
-                   progress=lambda text: None) -> list[dict]:  # fmt: skip
+                   progress=lambda text: None, beside=None) -> list[dict]:  # fmt: skip
     """The wrong rows sorted into families by fault (`families.py`), each row naming its
     family and representative.
 
@@ -211,14 +221,17 @@ def found_families(rows: list[dict], corpus: list[Program], run_id: str, workers
 
     Then the Inductor rows already wrong under `aot_eager`: one group per `aot_eager` family
     of their programs, represented by that family's representative where it is a member,
-    whose shrink starts from the `aot_eager` one (kept when still wrong under Inductor)."""
+    whose shrink starts from the `aot_eager` one (kept when still wrong under Inductor).
+
+    `beside`, when given, runs in this process while the first round's workers work (see
+    `pool.run`); it runs once, and only when there is a wrong row."""
     threads = torch.get_num_threads()
     wrong = [r for r in rows if r["wrong_elements"]]
     own = [r for r in wrong if first_wrong(r, rows) == r["backend"]]
     found: dict[str, dict] = {}
     shrunk: dict[tuple[int, str], Program] = {}  # (program, backend shrunk on) -> shrunk
     pending = group(own, lambda r: _candidate_key(r, rows, corpus))
-    _rounds(pending, corpus, shrunk, found, run_id, workers, threads, progress)
+    _rounds(pending, corpus, shrunk, found, run_id, workers, threads, progress, beside=beside)
     before = [r for r in wrong if first_wrong(r, rows) != r["backend"]]
     families_before = {(r["program"], r["backend"]): r for r in own}
     pending = group(before, lambda r: (r["backend"], first_wrong(r, rows), families_before[
@@ -229,17 +242,20 @@ def found_families(rows: list[dict], corpus: list[Program], run_id: str, workers
 
 
 def _rounds(pending, corpus, shrunk, found, run_id, workers, threads, progress,
-            first=lambda key, row: False) -> None:  # fmt: skip
+            first=lambda key, row: False, beside=None) -> None:  # fmt: skip
     """`_round` until every group's members are filed; `first(key, row)` puts a member at
-    the head of its group (else the smallest program comes first)."""
+    the head of its group (else the smallest program comes first); `beside` runs beside the
+    first round's representatives."""
     for key, members in pending.items():
         members.sort(key=lambda r: (not first(key, r), len(corpus[r["program"]].statements),
                                     r["program"]))  # fmt: skip
     while any(pending.values()):
-        _round(pending, corpus, shrunk, found, run_id, workers, threads, progress)
+        _round(pending, corpus, shrunk, found, run_id, workers, threads, progress, beside)
+        beside = None
 
 
-def _round(pending, corpus, shrunk, found, run_id, workers, threads, progress) -> None:
+def _round(pending, corpus, shrunk, found, run_id, workers, threads, progress,
+           beside=None) -> None:  # fmt: skip
     """One round of `found_families`: each open group's head represents it (shrunk from its
     program's earlier shrink where there is one), then its other members are checked."""
     heads = [(key, members.pop(0)) for key, members in pending.items() if members]
@@ -247,7 +263,7 @@ def _round(pending, corpus, shrunk, found, run_id, workers, threads, progress) -
     made = pool.run(_represent, [
         (run_id, shrunk.get((row["program"], key[1]), corpus[row["program"]]), key[0], key[1],
          threads) for key, row in heads
-    ], workers)  # fmt: skip
+    ], workers, beside=beside)  # fmt: skip
     for (key, row), family in zip(heads, made):
         shrunk.setdefault((row["program"], key[0]), family.pop("program"))
     checks = [(family, key, row, member) for (key, row), family in zip(heads, made)
@@ -351,15 +367,19 @@ def _exact_check(program: Program, backend: str):
 def _same_faults(checks: list, corpus: list[Program], run_id: str, workers: int,
                  threads: int) -> list:  # fmt: skip
     """`_same_fault` of every (family, key, representative, member) check, in order: the
-    members of one representative checked together, `GROUP` at a time (`_same_fault_group`)."""
+    members of one representative checked together, `GROUP` at a time (`_same_fault_group`),
+    and each member that is checked alone (inputs that overlap, or screening off) a task of
+    its own, so that both cores share those compiles."""
     by_head: dict[int, list[int]] = {}
     for position, (_, _, head, _) in enumerate(checks):
         by_head.setdefault(id(head), []).append(position)
     tasks, places = [], []
     for positions in by_head.values():
-        for start in range(0, len(positions), GROUP):
-            part = positions[start : start + GROUP]
-            family, key, _, _ = checks[part[0]]
+        family, key, _, _ = checks[positions[0]]
+        together = [k for k in positions if screen.screening()
+                    and not corpus[checks[k][3]["program"]].overlapping_inputs()]  # fmt: skip
+        alone = [[k] for k in positions if k not in together]
+        for part in [together[at : at + GROUP] for at in range(0, len(together), GROUP)] + alone:
             members = [corpus[checks[k][3]["program"]] for k in part]
             tasks.append((run_id, members, key[0], family["attribution"], threads))
             places.append(part)
