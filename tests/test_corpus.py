@@ -249,3 +249,27 @@ def test_a_family_names_the_catalogue_control_with_the_same_fault(monkeypatch, w
     if family["first_wrong"] != "inductor" or not family["passes"]:
         pytest.skip(f"this build's fault is not attributed to an Inductor pass: {family}")
     assert "snapshot_swap.foreach_clones" in family["catalogue"].split(", "), family
+
+
+def test_a_family_no_entry_could_match_is_new_without_a_pass_check(monkeypatch):
+    """Only a family with a candidate control gets a pass check (a pool task: forking workers
+    for a family no entry could match would be work for nothing); the other is `new`."""
+    from benchmarks.corpus import catalogue
+
+    handed = []
+
+    def fake_run(function, tasks, workers, **_):
+        handed.extend(names for _, names, _ in tasks)
+        return [[True] * len(names) for _, names, _ in tasks]
+
+    monkeypatch.setattr(catalogue.pool, "run", fake_run)
+    family = {"passes": ["reinplace_inplaceable_ops"], "attribution": {}, "first_wrong": "inductor"}
+    matched = {**family, "backend": "inductor", "kinds": ["input after the call"]}
+    unmatched = {**family, "backend": "aot_eager", "first_wrong": "aot_eager",
+                 "kinds": ["input after the call"]}  # fmt: skip
+    wrong = {"inductor": {"snapshot_swap.foreach_clones": {"in_a": 16}},
+             "aot_eager": {}}  # fmt: skip
+    catalogue.match([matched, unmatched], ("inductor", "aot_eager"), wrong=wrong, workers=2)
+    assert handed == [["snapshot_swap.foreach_clones"]]
+    assert matched["catalogue"] == "snapshot_swap.foreach_clones"
+    assert unmatched["catalogue"] == "new"

@@ -144,3 +144,51 @@ def test_merging_the_same_folder_again_keeps_the_records_here_again(tmp_path):
     merge.apply(plan, into)
     again = merge.plan_merge([folder], into, {"a" * 40, "b" * 40}, "builds.txt, builds-long.txt")
     assert again.copies == {} and len(again.notes) == 1
+
+
+def _clone_of(into: Path, root: Path, commit: str, snapshot_rows: list[dict]) -> Path:
+    """A clone of `into` (its install records carried along) that measured the build again
+    from ledger commit `commit`: `make history` in a fresh clone of main."""
+    import shutil
+
+    shutil.copytree(into, root)
+    record = {"installed": True, "ledger_commit": commit, "machine": MACHINE, **IDENTITY}
+    (root / "builds" / MACHINE / f"{commit}.json").write_text(json.dumps(record))
+    probe = root / "generated" / MACHINE / BUILD / "avx2" / "snapshot_swap" / "probe.json"
+    probe.write_text(json.dumps({"rows": snapshot_rows}))
+    return root
+
+
+def test_a_clone_carrying_the_other_install_record_measured_it_by_its_own_commit(tmp_path):
+    """A shard measured in a clone of main carries results/'s install record of the build (the
+    builds.txt commit) beside its own (the builds-long.txt one): still one build measured by
+    two builds files, its records compared, not a conflict; and merged once, merging the
+    clone again finds the same."""
+    here, there = "a" * 40, "b" * 40
+    into = _results(tmp_path / "results", here, _swap(3), _corpus("e"))
+    clone = _clone_of(into, tmp_path / "clone", there, _swap(0))
+    plan = merge.plan_merge([clone], into, {here, there}, "builds.txt, builds-long.txt")
+    (note,) = plan.notes
+    assert "ledger commit aaaaaaaa here, bbbbbbbb in" in note, note
+    assert "foreach_clones/inductor/3: wrong elements 3 (kept), 0 (the other)" in note
+    copied = {target.relative_to(into) for target in plan.copies}
+    assert copied == {Path("builds", MACHINE, f"{there}.json")}, copied
+    merge.apply(plan, into)
+    again = merge.plan_merge([clone], into, {here, there}, "builds.txt, builds-long.txt")
+    assert again.copies == {} and len(again.notes) == 1, again.notes
+
+
+def test_a_clone_that_measured_nothing_of_the_build_is_no_second_measurement(tmp_path):
+    """A clone that carries both install records and the records unchanged (a shard that did
+    not measure this build) notes nothing about it and copies nothing."""
+    here, there = "a" * 40, "b" * 40
+    into = _results(tmp_path / "results", here, _swap(3), _corpus("e"))
+    record = {"installed": True, "ledger_commit": there, "machine": MACHINE, **IDENTITY}
+    (into / "builds" / MACHINE / f"{there}.json").write_text(json.dumps(record))
+    import shutil
+
+    shutil.copytree(into, tmp_path / "clone")
+    plan = merge.plan_merge(
+        [tmp_path / "clone"], into, {here, there}, "builds.txt, builds-long.txt"
+    )
+    assert plan.notes == [] and plan.copies == {}

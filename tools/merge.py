@@ -229,11 +229,30 @@ def measured_by_two_builds_files(folder: Path, into: Path) -> dict[tuple[str, st
         records = Path("generated", *key)
         if not ((into / records).is_dir() and (folder / records).is_dir()):
             continue
-        # results/ also holds it from a commit the folder has not measured (merging the same
-        # folder again finds the same: its records were never copied)
-        if only_here := here.get(key, set()) - theirs:
-            twice[key] = (sorted(only_here)[0], sorted(theirs)[0])
+        ours = here.get(key, set())
+        # Two commits made the build, and the folder's records may be the other's: it brings
+        # a commit results/ lacks; or results/ holds one the folder lacks (merging the same
+        # folder again: its records were never copied); or, where the folder is a clone of
+        # results/ carrying both install records, its records differ from results/'s
+        if len(ours | theirs) >= 2 and (
+            theirs - ours or ours - theirs or not _same_files(into / records, folder / records)
+        ):
+            kept = sorted(ours - theirs or ours)[0]
+            other = sorted(theirs - ours or theirs - {kept})[0]
+            twice[key] = (kept, other)
     return twice
+
+
+def _same_files(one: Path, other: Path) -> bool:
+    """True when the two folders hold the same files with the same contents."""
+
+    def files(root: Path) -> dict[Path, Path]:
+        return {path.relative_to(root): path for path in root.rglob("*") if path.is_file()}
+
+    mine, theirs = files(one), files(other)
+    return mine.keys() == theirs.keys() and all(
+        mine[name].read_bytes() == theirs[name].read_bytes() for name in mine
+    )
 
 
 def compare_records(kept: Path, other: Path) -> tuple[list[str], int]:
@@ -276,7 +295,7 @@ control, backend and size, a configuration row's control and variant."""
 
 
 def _rows(path: Path) -> dict[tuple, dict] | None:
-    """A record's rows by their coordinates (`ROW_KEYS`); ValueError when two rows share them
+    """A record's rows by their coordinates (`ROW_KEYS`); `Refused` when two rows share them
     (the comparison would silently compare one of them)."""
     if not path.is_file():
         return None

@@ -61,6 +61,12 @@ def entries() -> list[Entry]:
     return found
 
 
+def judged_entries(backends) -> dict[str, dict[str, dict[str, int]]]:
+    """Each backend's `wrong_entries` of every entry of the catalogue (`entries()`)."""
+    chosen = entries()
+    return {backend: wrong_entries(backend, chosen) for backend in backends}
+
+
 def wrong_entries(backend: str, chosen: list[Entry]) -> dict[str, dict[str, int]]:
     """The wrong coordinates of each entry that is wrong on `backend` (a failure: left out)."""
     return {
@@ -165,22 +171,25 @@ def _combined(chosen: list[Entry]) -> tuple[Callable, Case]:
 def match(found: list[dict], backends: tuple, wrong: dict | None = None, workers: int = 1) -> None:
     """Fill each family's `catalogue`: the entries that have its fault, or `new`. `wrong`: each
     backend's `wrong_entries` of every entry when already judged in this run (else judged
-    here); the families' pass checks run `workers` processes side by side, one a family."""
-    chosen = entries()
+    here); the pass checks run `workers` processes side by side, one task a family that has a
+    candidate control (a family no control could match is `new` without one)."""
     if wrong is None:
-        wrong = {backend: wrong_entries(backend, chosen) for backend in backends}
+        wrong = judged_entries(backends)
     before = wrong.get("aot_eager", {})
-    tasks = []
+    checked_families, tasks = [], []
     for family in found:
         candidates = [
             name for name, coordinates in wrong.get(family["backend"], {}).items()
             if ("aot_eager" if name in before else family["backend"]) == family["first_wrong"]
             and _comparable(family["kinds"]) <= _comparable(kinds(coordinates))
         ]  # fmt: skip
-        checked = {k: family[k] for k in ("backend", "passes", "attribution")}
-        tasks.append((checked, candidates, torch.get_num_threads()))
-    for family, (_, candidates, _), same in zip(found, tasks, pool.run(_same_passes_of, tasks,
-                                                                       workers)):  # fmt: skip
+        family["catalogue"] = "new"
+        if candidates:  # a family no entry could match needs no worker
+            checked = {k: family[k] for k in ("backend", "passes", "attribution")}
+            checked_families.append(family)
+            tasks.append((checked, candidates, torch.get_num_threads()))
+    checks = pool.run(_same_passes_of, tasks, workers)
+    for family, (_, candidates, _), same in zip(checked_families, tasks, checks):
         family["catalogue"] = ", ".join(n for n, ok in zip(candidates, same) if ok) or "new"
 
 

@@ -123,8 +123,7 @@ def run(
         process beside the workers that shrink the first round's representatives (a round
         with one representative leaves a core idle), or before them when that round runs
         in this process (one worker, or one representative)."""
-        chosen = catalogue.entries()
-        entries.update({b: catalogue.wrong_entries(b, chosen) for b in backends})
+        entries.update(catalogue.judged_entries(backends))
 
     found = found_families(
         rows, corpus, run_id, workers, lambda text: _progress(name, text, started), judge_entries
