@@ -228,6 +228,19 @@ def test_a_known_failure_can_name_the_error_behind_a_backend_failure():
     )
 
 
+def test_make_historys_failure_line_names_the_error_behind_a_backend_failure():
+    """The line `make history` ends with names what failed, not only that a backend raised
+    (`...BackendCompilerFailed: backend='inductor' raised:` alone says nothing)."""
+    failed = results.FailedProgram(
+        "builds-long/torch-2.8.0", "vm-x", "c" * 40, "seed0-500", "inductor", 475,
+        f"{AS_STRIDED_SCATTER}\n\nSet TORCH_LOGS (at torch/__init__.py:1666)", None,
+    )  # fmt: skip
+    line = failed.describe()
+    assert line.startswith("corpus seed0-500 program 475 (inductor) on builds-long/torch-2.8.0")
+    assert "raised: RuntimeError: as_strided_scatter: sizes [3, 4]" in line, line
+    assert line.endswith("(at torch/__init__.py:1666)"), line
+
+
 def test_a_bare_assert_is_known_only_bare_and_only_where_the_entry_says():
     """An old release's bare `assert` (`AssertionError:` and nothing more) is a known state
     only as the entry gives it: without a message, raised where the entry says (or, in rows

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from asv.results import iter_results_for_machine
 
-from benchmarks.known_failures import first_line, known_failure  # standard library only
+from benchmarks.known_failures import headline, known_failure  # standard library only
 from benchmarks.machine import build_folder  # standard library only
 from tools import disk
 from tools import ledger as ledger_repo
@@ -138,7 +138,7 @@ class FailedProgram:
 
     def describe(self) -> str:
         where = f"corpus {self.corpus} program {self.program} ({self.backend})"
-        return f"{where} on {self.tag} ({self.machine}): {first_line(self.error)}"
+        return f"{where} on {self.tag} ({self.machine}): {headline(self.error)}"
 
 
 def load(results_dir: Path, ledger: Path, machine: str | None = None) -> list[BuildResult]:
