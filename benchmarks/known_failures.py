@@ -68,16 +68,16 @@ class KnownFailure:
 KNOWN_FAILURES = (
     KnownFailure(
         "benchmarks.compat.Unsupported: ",
-        "the build lacks an API or tool the compile needs (`compat.Unsupported`, a skip everywhere "
-        "else in the suite)",
+        "the build lacks an API or tool the compile needs (`compat.Unsupported`, a skip "
+        "everywhere else in the suite)",
     ),
     KnownFailure(
         "NameError: name 'buf",
         "torch 2.1's Inductor generates a wrapper that uses a buffer it never allocates (it "
         "returns a view of it, or index_put_s into it: `NameError: name 'buf0' is not defined` "
-        "when the compiled call runs; programs 24 and 47 of seed0-50, seen on 2.1.0 and 2.1.2, not "
-        "on 2.2.0): the build's generated code fails, not the program, whose eager call is its "
-        "reference",
+        "when the compiled call runs; programs 24 and 47 of seed0-50, seen on 2.1.0 and 2.1.2, "
+        "not on 2.2.0): the build's generated code fails, not the program, whose eager call is "
+        "its reference",
         ("2.1",),
     ),
     KnownFailure(
@@ -89,12 +89,12 @@ KNOWN_FAILURES = (
         "relative to the input (`create_synthetic_base_metadata` keeps it, `gen_alias_from_base` "
         "replays it after the compiled call): a 2-D view replayed on the 1-D base raises "
         "(programs 11 and 247 of seed0-500, grammar version 2, aot_eager and inductor alike; seen "
-        "on 2.4.1, 2.5.0, 2.6.0, 2.7.0, 2.8.0, 2.10.0, 2.11.0, 2.12.0, 2.13.0, 2.14.1 and 2.15.0; "
-        "dynamo alone runs them; on 2.1.0 and 2.3.0 the same programs meet the synthetic-base "
-        "assert first). pytorch/pytorch#198095, whose silent form is the catalogue's "
-        "`aliasing.aliased_input_view_return`: the build's runtime wrapper fails, not the "
-        "program, whose eager call is the reference",
-        ("2.4", "2.5", "2.6", "2.7", "2.8", "2.10", "2.11", "2.12", "2.13", "2.14", "2.15"),
+        "on 2.4.1, 2.5.0, 2.6.0, 2.7.0, 2.8.0, 2.9.0, 2.10.0, 2.11.0, 2.12.0, 2.13.0, 2.14.1 and "
+        "2.15.0; dynamo alone runs them; on 2.1.0 and 2.3.0 the same programs meet the "
+        "synthetic-base assert first). pytorch/pytorch#198095, whose silent form is the "
+        "catalogue's `aliasing.aliased_input_view_return`: the build's runtime wrapper fails, not "
+        "the program, whose eager call is the reference",
+        ("2.4", "2.5", "2.6", "2.7", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14", "2.15"),
     ),
     KnownFailure(
         "ValueError: tree_unflatten(leaves, treespec): `leaves` has length",
@@ -115,10 +115,10 @@ KNOWN_FAILURES = (
         "`as_strided_scatter(input, ..., storage_offset)` with the absolute offset, and the check "
         "refuses it: `as_strided_scatter: sizes [3, 4], strides [6, 1], storage offset 9 ... out "
         "of bounds for storage of size 96` (program 481 of seed0-500, grammar 2, aot_eager and "
-        "inductor alike, seen on 2.1.0, 2.2.0, 2.3.0, 2.4.1, 2.5.0, 2.6.0, 2.7.0, 2.8.0, 2.10.0, "
-        "2.11.0, 2.12.0, 2.13.0 and 2.14.1 with the same message; 2.15.0 runs the C++ meta and "
-        "compiles it, matching eager; pytorch/pytorch#140171). The build's compile fails, not the "
-        "program: its eager call is the reference",
+        "inductor alike, seen on 2.1.0, 2.2.0, 2.3.0, 2.4.1, 2.5.0, 2.6.0, 2.7.0, 2.8.0, 2.9.0, "
+        "2.10.0, 2.11.0, 2.12.0, 2.13.0 and 2.14.1 with the same message; 2.15.0 runs the C++ "
+        "meta and compiles it, matching eager; pytorch/pytorch#140171). The build's compile "
+        "fails, not the program: its eager call is the reference",
         (
             "2.1",
             "2.2",
@@ -128,6 +128,7 @@ KNOWN_FAILURES = (
             "2.6",
             "2.7",
             "2.8",
+            "2.9",
             "2.10",
             "2.11",
             "2.12",
@@ -148,14 +149,14 @@ KNOWN_FAILURES = (
         "such row of 2.1.0 reproduced; 2.2.0 _aot_autograd/runtime_wrappers.py:733, measured and "
         "read; 2.3.0 :751, measured and read: 35 aot_eager and 33 inductor rows, program 11 among "
         "them, as on 2.1.0; 2.4.1 :1073, 2.5.0 :1149, 2.10.0 :1238, read in their sources; 2.6.0 "
-        ":1155, 2.7.0 :1167 and 2.8.0 :1212, measured and read). 30-33 programs of seed0-500, "
-        "aot_eager and inductor alike. 2.11 and 2.12 raise it with a message (measured); 2.13.0 "
-        "drops the check and the stale graph runs: 26 of 2.10.0's 33 such programs are wrong on "
-        "2.13.0 and 2.15.0 in that call (their `unaliased_*` coordinates), this fault gone "
-        "silent. The build fails, not the program: it is defined on independent inputs "
-        "(`program.py`) and eager is the reference. Only a bare assert raised in those two files "
-        "(rows measured before errors named their place: any bare assert) on these releases",
-        ("2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "2.10"),
+        ":1155, 2.7.0 :1167, 2.8.0 :1212 and 2.9.0 :1232, measured and read). 30-33 programs of "
+        "seed0-500, aot_eager and inductor alike. 2.11 and 2.12 raise it with a message "
+        "(measured); 2.13.0 drops the check and the stale graph runs: 26 of 2.10.0's 33 such "
+        "programs are wrong on 2.13.0 and 2.15.0 in that call (their `unaliased_*` coordinates), "
+        "this fault gone silent. The build fails, not the program: it is defined on independent "
+        "inputs (`program.py`) and eager is the reference. Only a bare assert raised in those two "
+        "files (rows measured before errors named their place: any bare assert) on these releases",
+        ("2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "2.9", "2.10"),
         bare=True,
         at=(
             "torch/_functorch/aot_autograd.py",
@@ -180,24 +181,24 @@ KNOWN_FAILURES = (
         "runs below functionalization, so the `copy_` into a fresh tensor stays in the graph and "
         "AOTAutograd's `assert_functional_graph` refuses it (`n=copy_, n.args[0]=permute` or "
         "`=empty`: 2.4.1 _aot_autograd/functional_utils.py:414, 2.10.0 :487, read in their "
-        "sources; 2.6.0 :461, 2.7.0 :460, 2.8.0 :456 and 2.11.0 :515, measured). `index_fill_` on "
-        "a transposed, strided or `as_strided` tensor: programs 5, 52, 85, 247, 367, 378, 475, "
-        "498 of seed0-500, inductor only (aot_eager does not decompose it). 2.12.0's reference "
-        "writes with the functional `prims.copy_strided` instead (source; measured: 2.12.0 "
-        "compiles them; pytorch/pytorch#144846). The build's compile fails, not the program, "
-        "whose eager call is the reference",
-        ("2.4", "2.5", "2.6", "2.7", "2.8", "2.10", "2.11"),
+        "sources; 2.6.0 :461, 2.7.0 :460, 2.8.0 :456, 2.9.0 :475 and 2.11.0 :515, measured). "
+        "`index_fill_` on a transposed, strided or `as_strided` tensor: programs 5, 52, 85, 247, "
+        "367, 378, 475, 498 of seed0-500, inductor only (aot_eager does not decompose it). "
+        "2.12.0's reference writes with the functional `prims.copy_strided` instead (source; "
+        "measured: 2.12.0 compiles them; pytorch/pytorch#144846). The build's compile fails, not "
+        "the program, whose eager call is the reference",
+        ("2.4", "2.5", "2.6", "2.7", "2.8", "2.9", "2.10", "2.11"),
         then="AssertionError: n=copy_, n.args[0]=",
     ),
     KnownFailure(
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
-        "torch 2.1-2.3's form of the `index_fill` fault of 2.4-2.11 (the `empty_like` + "
-        "`copy_` of `torch._refs._index_fill` left in the graph): the same programs 5, 52, 85, "
-        "247, 367, 378, 475, 498, inductor only, but 2.1's `assert n.args[0] in placeholders` has "
-        "no message (torch/_functorch/aot_autograd.py:1622, every such row reproduced; 2.1.1's "
-        "rows name it; 2.2.0 moved it to torch/_functorch/_aot_autograd/functional_utils.py:331, "
-        "where its 8 rows name it; 2.3.0 at :327 of that file, its 8 rows measured and the line "
-        "read). Only a bare assert raised there",
+        "torch 2.1-2.3's form of the `index_fill` fault of 2.4-2.11 (the `empty_like` + `copy_` "
+        "of `torch._refs._index_fill` left in the graph): the same programs 5, 52, 85, 247, 367, "
+        "378, 475, 498, inductor only, but 2.1's `assert n.args[0] in placeholders` has no "
+        "message (torch/_functorch/aot_autograd.py:1622, every such row reproduced; 2.1.1's rows "
+        "name it; 2.2.0 moved it to torch/_functorch/_aot_autograd/functional_utils.py:331, where "
+        "its 8 rows name it; 2.3.0 at :327 of that file, its 8 rows measured and the line read). "
+        "Only a bare assert raised there",
         ("2.1", "2.2", "2.3"),
         then="AssertionError:",
         bare=True,
@@ -231,9 +232,9 @@ KNOWN_FAILURES = (
     ),
     KnownFailure(
         "RuntimeError: view size is not compatible with input tensor's size and stride",
-        "torch 2.1-2.4's fake `aten.zero` (the functional `zero_`) returns a contiguous "
-        "tensor (`meta_zero`: `self.new_empty(self.shape)`) where eager keeps the input's strides, "
-        "so the trace takes a transposed input, zeroed then written by foreach ops, for contiguous "
+        "torch 2.1-2.4's fake `aten.zero` (the functional `zero_`) returns a contiguous tensor "
+        "(`meta_zero`: `self.new_empty(self.shape)`) where eager keeps the input's strides, so "
+        "the trace takes a transposed input, zeroed then written by foreach ops, for contiguous "
         "and records its `reshape(-1)` as a `view`, which the real, transposed tensor cannot take "
         "(program 165 of seed0-500: aot_eager on 2.1.0, 2.2.0 and 2.3.0, both backends on 2.4.1; "
         "reproduced on 2.1.0: fake strides (5, 1), eager's (1, 5)). 2.5.0 runs it (measured; what "
@@ -243,15 +244,14 @@ KNOWN_FAILURES = (
     KnownFailure(
         "RuntimeError: setStorage: sizes ",
         "torch 2.1-2.3's Inductor returns an `as_strided` view of an input as "
-        "`reinterpret_tensor(arg, size, stride, offset)`, whose offset is added to the input's own "
-        "storage offset, so the output's offset is counted twice (program 249 of seed0-500: "
+        "`reinterpret_tensor(arg, size, stride, offset)`, whose offset is added to the input's "
+        "own storage offset, so the output's offset is counted twice (program 249 of seed0-500: "
         "`b.as_strided((3, 4), (1, 5), 10)` of a `[1:7]` slice at offset 4 comes out at 14), and "
-        "AOTAutograd regenerates that output alias as `as_strided` of the input at offset 14, past "
-        "its storage (`gen_alias_from_base`, torch/_functorch/aot_autograd.py:669; inductor; "
+        "AOTAutograd regenerates that output alias as `as_strided` of the input at offset 14, "
+        "past its storage (`gen_alias_from_base`, torch/_functorch/aot_autograd.py:669; inductor; "
         "reproduced on 2.1.0; 2.2.0 the same, at _aot_autograd/functional_utils.py:240, measured; "
-        "2.3.0 at :238, measured). "
-        "2.4.1 runs it (measured; 2.4 regenerates output aliases by replaying their views). The "
-        "compiled call fails, not the program",
+        "2.3.0 at :238, measured). 2.4.1 runs it (measured; 2.4 regenerates output aliases by "
+        "replaying their views). The compiled call fails, not the program",
         ("2.1", "2.2", "2.3"),
     ),
     KnownFailure(
@@ -264,8 +264,8 @@ KNOWN_FAILURES = (
         "torch/_inductor/codegen/cpp.py:3532 on 2.3.0, read in its source); where the recompute "
         "keeps the node's own shape the assert fails: programs 49, 80, 141 and 290 of seed0-500 "
         "(an elementwise op beside foreach ops or a `slice_scatter` on views of one input), "
-        "inductor only, measured on 2.3.0; 2.2.x and 2.4.1 compile them (measured). The build's "
-        "compile fails, not the program, whose eager call is the reference",
+        "inductor only, measured on 2.3.0 and 2.3.1; 2.2.x and 2.4.1 compile them (measured). The "
+        "build's compile fails, not the program, whose eager call is the reference",
         ("2.3",),
         then="AssertionError: ((",
         at=("torch/_inductor/codegen/cpp.py",),

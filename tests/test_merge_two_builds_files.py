@@ -178,16 +178,26 @@ def test_a_clone_carrying_the_other_install_record_measured_it_by_its_own_commit
     assert again.copies == {} and len(again.notes) == 1, again.notes
 
 
-def test_a_clone_that_measured_nothing_of_the_build_is_no_second_measurement(tmp_path):
-    """A clone that carries both install records and the records unchanged (a shard that did
-    not measure this build) notes nothing about it and copies nothing."""
+@pytest.mark.parametrize("cloned_after_the_other_merged", [True, False])
+def test_a_clone_that_measured_nothing_of_the_build_is_no_second_measurement(
+    tmp_path, cloned_after_the_other_merged
+):
+    """A clone that carries the build's records unchanged (a shard that did not measure this
+    build) notes nothing about it and copies nothing, whether it was cloned after the other
+    builds file's install record was merged or before (it then lacks that record)."""
+    import shutil
+
     here, there = "a" * 40, "b" * 40
     into = _results(tmp_path / "results", here, _swap(3), _corpus("e"))
     record = {"installed": True, "ledger_commit": there, "machine": MACHINE, **IDENTITY}
-    (into / "builds" / MACHINE / f"{there}.json").write_text(json.dumps(record))
-    import shutil
-
+    other = into / "builds" / MACHINE / f"{there}.json"
+    other.write_text(json.dumps(record))
     shutil.copytree(into, tmp_path / "clone")
+    if not cloned_after_the_other_merged:
+        (tmp_path / "clone" / "builds" / MACHINE / f"{there}.json").unlink()
+    left = into / "generated" / MACHINE / BUILD / "avx2" / "snapshot_swap_configs" / "packages"
+    left.mkdir()
+    (left / "x.pt2").write_bytes(b"an ignored package an earlier run left in the checkout")
     plan = merge.plan_merge(
         [tmp_path / "clone"], into, {here, there}, "builds.txt, builds-long.txt"
     )

@@ -230,28 +230,27 @@ def measured_by_two_builds_files(folder: Path, into: Path) -> dict[tuple[str, st
         if not ((into / records).is_dir() and (folder / records).is_dir()):
             continue
         ours = here.get(key, set())
-        # Two commits made the build, and the folder's records may be the other's: it brings
-        # a commit results/ lacks; or results/ holds one the folder lacks (merging the same
-        # folder again: its records were never copied); or, where the folder is a clone of
-        # results/ carrying both install records, its records differ from results/'s
-        if len(ours | theirs) >= 2 and (
-            theirs - ours or ours - theirs or not _same_files(into / records, folder / records)
-        ):
+        # Two commits made the build and the folder's records are not results/'s: they are
+        # the other commit's measurement (the folder brings its install record; or merged
+        # before, its records were never copied). A folder that is a clone of results/ and
+        # did not measure the build carries results/'s records unchanged: nothing to compare.
+        # One commit only: a build measured twice from one ledger commit, refused below.
+        if len(ours | theirs) >= 2 and not _carried(into / records, folder / records):
             kept = sorted(ours - theirs or ours)[0]
             other = sorted(theirs - ours or theirs - {kept})[0]
             twice[key] = (kept, other)
     return twice
 
 
-def _same_files(one: Path, other: Path) -> bool:
-    """True when the two folders hold the same files with the same contents."""
-
-    def files(root: Path) -> dict[Path, Path]:
-        return {path.relative_to(root): path for path in root.rglob("*") if path.is_file()}
-
-    mine, theirs = files(one), files(other)
-    return mine.keys() == theirs.keys() and all(
-        mine[name].read_bytes() == theirs[name].read_bytes() for name in mine
+def _carried(into: Path, folder: Path) -> bool:
+    """True when every file of `folder` is in `into` with the same contents: records a clone
+    carried unchanged (files `into` holds beyond them, such as ignored AOTInductor packages
+    left by an earlier run in the checkout, say nothing of the folder)."""
+    return all(
+        (into / path.relative_to(folder)).is_file()
+        and (into / path.relative_to(folder)).read_bytes() == path.read_bytes()
+        for path in folder.rglob("*")
+        if path.is_file()
     )
 
 
