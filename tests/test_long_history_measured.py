@@ -15,8 +15,9 @@ import pytest
 from tools import builds, ledger, results
 
 ROOT = Path(__file__).resolve().parents[1]
-MACHINE = "vm-amd-epyc-8d7c4d"
-"""The machine the long history was measured on (the CPU at hand, with the default history)."""
+MACHINES = ("vm-amd-epyc-8d7c4d", "vm-amd-epyc-e8ce3c")
+"""The machines whose long history is being measured (each the CPU at hand, with its default
+history; their timelines are never mixed): the verdicts are the build's, on either CPU."""
 
 INDEPENDENT = {
     "torch-2.1.0": {
@@ -44,15 +45,19 @@ def long_builds(tmp_path_factory):
     path = tmp_path_factory.mktemp("ledger") / "ledger"
     files = [ROOT / "builds.txt", ROOT / "builds-long.txt"]
     ledger.build_branches(files, path)
-    loaded = results.load(ROOT / "results", path, MACHINE)
-    return {b.name: b for b in loaded if b.branch == ledger.branch_for(files[1])}
+    found = {}
+    for machine in MACHINES:
+        loaded = results.load(ROOT / "results", path, machine)
+        found[machine] = {b.name: b for b in loaded if b.branch == ledger.branch_for(files[1])}
+    return found
 
 
+@pytest.mark.parametrize("machine", MACHINES)
 @pytest.mark.parametrize("release", sorted(INDEPENDENT))
-def test_the_swap_verdicts_equal_the_independent_measurements(long_builds, release):
-    build = long_builds.get(release)
+def test_the_swap_verdicts_equal_the_independent_measurements(long_builds, machine, release):
+    build = long_builds[machine].get(release)
     if build is None:
-        pytest.skip(f"{release} of builds-long.txt is not in the committed results of {MACHINE} "
+        pytest.skip(f"{release} of builds-long.txt is not in the committed results of {machine} "
                     "yet (the long history is measured shard by shard)")  # fmt: skip
     found = {}
     for key, row in build.probe.items():
@@ -60,7 +65,7 @@ def test_the_swap_verdicts_equal_the_independent_measurements(long_builds, relea
         if scenario == "snapshot_swap" and backend == "inductor" and str(size) == "3":
             wrong = row.get("wrong_elements") or {}
             found[control] = {c for c, n in wrong.items() if c != "total" and n}
-    assert found == INDEPENDENT[release], (release, found)
+    assert found == INDEPENDENT[release], (machine, release, found)
 
 
 def test_the_long_ledger_is_the_builds_file_here():
