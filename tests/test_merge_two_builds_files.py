@@ -152,7 +152,8 @@ def _clone_of(into: Path, root: Path, commit: str, snapshot_rows: list[dict]) ->
     import shutil
 
     shutil.copytree(into, root)
-    record = {"installed": True, "ledger_commit": commit, "machine": MACHINE, **IDENTITY}
+    record = {"installed": True, "ledger_commit": commit, "machine": MACHINE, **IDENTITY,
+              "attempted_at": "2026-12-07T16:13:16Z"}  # fmt: skip
     (root / "builds" / MACHINE / f"{commit}.json").write_text(json.dumps(record))
     probe = root / "generated" / MACHINE / BUILD / "avx2" / "snapshot_swap" / "probe.json"
     probe.write_text(json.dumps({"rows": snapshot_rows}))
@@ -164,18 +165,19 @@ def test_a_clone_carrying_the_other_install_record_measured_it_by_its_own_commit
     builds.txt commit) beside its own (the builds-long.txt one): still one build measured by
     two builds files, its records compared, not a conflict; and merged once, merging the
     clone again finds the same."""
-    here, there = "a" * 40, "b" * 40
+    here, there = "c" * 40, "b" * 40  # the clone's own commit sorts first
     into = _results(tmp_path / "results", here, _swap(3), _corpus("e"))
     clone = _clone_of(into, tmp_path / "clone", there, _swap(0))
     plan = merge.plan_merge([clone], into, {here, there}, "builds.txt, builds-long.txt")
     (note,) = plan.notes
-    assert "ledger commit aaaaaaaa here, bbbbbbbb in" in note, note
+    assert "ledger commit cccccccc here, bbbbbbbb in" in note, note
     assert "foreach_clones/inductor/3: wrong elements 3 (kept), 0 (the other)" in note
     copied = {target.relative_to(into) for target in plan.copies}
     assert copied == {Path("builds", MACHINE, f"{there}.json")}, copied
     merge.apply(plan, into)
     again = merge.plan_merge([clone], into, {here, there}, "builds.txt, builds-long.txt")
     assert again.copies == {} and len(again.notes) == 1, again.notes
+    assert "ledger commit cccccccc here, bbbbbbbb in" in again.notes[0], again.notes
 
 
 @pytest.mark.parametrize("cloned_after_the_other_merged", [True, False])

@@ -236,10 +236,19 @@ def measured_by_two_builds_files(folder: Path, into: Path) -> dict[tuple[str, st
         # did not measure the build carries results/'s records unchanged: nothing to compare.
         # One commit only: a build measured twice from one ledger commit, refused below.
         if len(ours | theirs) >= 2 and not _carried(into / records, folder / records):
-            kept = sorted(ours - theirs or ours)[0]
-            other = sorted(theirs - ours or theirs - {kept})[0]
-            twice[key] = (kept, other)
+            # the folder's own: the commit it brings, else (merged before) the one it
+            # installed last; results/'s records are the other commit's
+            other = min(theirs - ours) if theirs - ours else max(
+                theirs, key=lambda commit: _attempted(folder, key[0], commit)
+            )  # fmt: skip
+            twice[key] = (min(ours - {other} or ours), other)
     return twice
+
+
+def _attempted(root: Path, machine: str, commit: str) -> str:
+    """When `root`'s install record of ledger commit `commit` was made (ISO time, or "")."""
+    record = json.loads((root / "builds" / machine / f"{commit}.json").read_text())
+    return str(record.get("attempted_at") or "")
 
 
 def _carried(into: Path, folder: Path) -> bool:
