@@ -9,6 +9,7 @@ records), without running asv: the plan is what is checked.
 """
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -149,8 +150,6 @@ def test_merging_the_same_folder_again_keeps_the_records_here_again(tmp_path):
 def _clone_of(into: Path, root: Path, commit: str, snapshot_rows: list[dict]) -> Path:
     """A clone of `into` (its install records carried along) that measured the build again
     from ledger commit `commit`: `make history` in a fresh clone of main."""
-    import shutil
-
     shutil.copytree(into, root)
     record = {"installed": True, "ledger_commit": commit, "machine": MACHINE, **IDENTITY,
               "attempted_at": "2026-12-07T16:13:16Z"}  # fmt: skip
@@ -187,8 +186,6 @@ def test_a_clone_that_measured_nothing_of_the_build_is_no_second_measurement(
     """A clone that carries the build's records unchanged (a shard that did not measure this
     build) notes nothing about it and copies nothing, whether it was cloned after the other
     builds file's install record was merged or before (it then lacks that record)."""
-    import shutil
-
     here, there = "a" * 40, "b" * 40
     into = _results(tmp_path / "results", here, _swap(3), _corpus("e"))
     record = {"installed": True, "ledger_commit": there, "machine": MACHINE, **IDENTITY}
