@@ -16,8 +16,11 @@ locks its C++ builds, for processes sharing one cache; torch 2.1-2.2's C++ wrapp
 one precompiled header it does not lock, so the probes build those one at a time:
 `compat.one_cpp_wrapper_build_at_a_time`) under the same knobs. A task that
 raises fails the whole run with its traceback; a worker that dies (a crash in a compile) fails
-it naming the task; Ctrl-C stops every worker. `beside`, when given, runs in a thread of
-this process while the workers work (started after they are forked, joined before return).
+it naming the task, with the Python stack it died in (each worker's `faulthandler` writes to a
+file of the parent's, which the error quotes: a SIGSEGV prints nothing by itself, and the
+worker's own output may be cut from what asv shows); Ctrl-C stops every worker. `beside`,
+when given, runs in a thread of this process while the workers work (started after they are
+forked, joined before return).
 
 `$WRITEBACK_WORKERS` sets how many (default: the cores this process may run on); 1 runs every
 task in this process, as before.
@@ -26,6 +29,7 @@ task in this process, as before.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import importlib
 import os
 import pickle
@@ -34,6 +38,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Sequence
@@ -101,8 +106,8 @@ def run(
                 if message is None:
                     raise RuntimeError(
                         f"a probe worker died (exit code {worker.wait()}) while running task "
-                        f"{index} {_describe(tasks[index])} of {function.__qualname__}; its "
-                        "output is above"
+                        f"{index} {_describe(tasks[index])} of {function.__qualname__}; "
+                        + worker.fatal_error()
                     )
                 status, value = message
                 if status == "error":
@@ -129,11 +134,22 @@ def run(
 
 
 class _Worker:
-    """A worker process: its pid, the pipe to it (`stdin`) and from it (`stdout`)."""
+    """A worker process: its pid, the pipe to it (`stdin`) and from it (`stdout`), and the
+    file its `faulthandler` writes to (`faults`, this process's)."""
 
-    def __init__(self, pid: int, stdin, stdout, popen: subprocess.Popen | None = None):
-        self.pid, self.stdin, self.stdout, self._popen = pid, stdin, stdout, popen
+    def __init__(self, pid: int, stdin, stdout, faults, popen: subprocess.Popen | None = None):
+        self.pid, self.stdin, self.stdout, self.faults = pid, stdin, stdout, faults
+        self._popen = popen
         self._code = None
+
+    def fatal_error(self) -> str:
+        """What the worker's faulthandler wrote as it died (the Python stack of each of its
+        threads), or why there is none."""
+        self.faults.seek(0)
+        report = self.faults.read().decode(errors="replace").strip()
+        if not report:
+            return "it left no fatal-error report (killed from outside?); its output is above"
+        return f"its fatal-error report (faulthandler):\n{report}"
 
     def wait(self) -> int:
         """The exit code (minus the signal that killed it, as subprocess says)."""
@@ -149,7 +165,7 @@ class _Worker:
             if self._code is None and (self._popen is None or self._popen.poll() is None):
                 os.kill(self.pid, signal.SIGKILL)
         self.wait()
-        for stream in (self.stdin, self.stdout):
+        for stream in (self.stdin, self.stdout, self.faults):
             with contextlib.suppress(OSError):
                 stream.close()
 
@@ -158,6 +174,7 @@ def _fork(function: Callable, others: dict) -> _Worker:
     """A worker forked from this (single-threaded) process, serving `function`."""
     to_child, from_parent = os.pipe()
     to_parent, from_child = os.pipe()
+    faults = tempfile.TemporaryFile()  # noqa: SIM115 (closed by _Worker.stop)
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -169,6 +186,7 @@ def _fork(function: Callable, others: dict) -> _Worker:
             for other in others:  # else a dead sibling's pipes would never reach end of file
                 other.stdin.close()
                 other.stdout.close()
+            faulthandler.enable(faults, all_threads=True)
             _serve_tasks(function, os.fdopen(to_child, "rb"), os.fdopen(from_child, "wb"))
             code = 0
         except BaseException:
@@ -177,7 +195,7 @@ def _fork(function: Callable, others: dict) -> _Worker:
             os._exit(code)
     os.close(to_child)
     os.close(from_child)
-    return _Worker(pid, os.fdopen(from_parent, "wb"), os.fdopen(to_parent, "rb"))
+    return _Worker(pid, os.fdopen(from_parent, "wb"), os.fdopen(to_parent, "rb"), faults)
 
 
 def _interpreter(reference: tuple[str, str]) -> _Worker:
@@ -187,11 +205,16 @@ def _interpreter(reference: tuple[str, str]) -> _Worker:
         f"import sys; sys.path.insert(0, {package_parent!r}); "
         f"from {__package__}.pool import _serve; _serve()"
     )
+    faults = tempfile.TemporaryFile()  # noqa: SIM115 (closed by _Worker.stop)
     popen = subprocess.Popen(
-        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        [sys.executable, "-c", code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        pass_fds=(faults.fileno(),),
     )
-    _write(popen.stdin, {"sys_path": list(sys.path), "function": reference})
-    return _Worker(popen.pid, popen.stdin, popen.stdout, popen)
+    setup = {"sys_path": list(sys.path), "function": reference, "faults": faults.fileno()}
+    _write(popen.stdin, setup)
+    return _Worker(popen.pid, popen.stdin, popen.stdout, faults, popen)
 
 
 def _give(worker: _Worker, pending: list) -> int:
@@ -225,6 +248,7 @@ def _serve() -> None:
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # prints (and g++) go to stderr
     setup = _read(requests)
+    faulthandler.enable(setup["faults"], all_threads=True)  # the same file descriptor number
     sys.path[:] = setup["sys_path"]
     module, qualname = setup["function"]
     function = importlib.import_module(module)

@@ -4,6 +4,7 @@ file lives in .asv/, which plain asv would not find)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -47,6 +48,8 @@ def test_a_failed_setup_cache_prints_why_without_show_stderr(tmp_path):
     (bench / "planted.py").write_text(
         "class Planted:\n"
         "    def setup_cache(self):\n"
+        "        print('planted: the first line of a long output')\n"
+        "        print('\\n'.join(f'planted line {n}' for n in range(100)))\n"
         "        raise ModuleNotFoundError(\"planted: No module named 'pkg_resources'\")\n"
         "    def track_nothing(self, cache):\n"
         "        return 1\n"
@@ -72,3 +75,11 @@ def test_a_failed_setup_cache_prints_why_without_show_stderr(tmp_path):
     assert "skipped (setup_cache failed)" in output, output[-3000:]
     assert "setup_cache of planted" in output, output[-3000:]
     assert "planted: No module named 'pkg_resources'" in output, output[-3000:]
+    # its end is printed, the whole of it kept in a file the message names
+    assert "planted: the first line" not in output, output[-3000:]
+    kept = re.search(r"the whole of it: (\S+\.log)\)", output)
+    assert kept, output[-3000:]
+    whole = Path(kept.group(1)).read_text()
+    assert Path(kept.group(1)).parent == tmp_path / ".asv" / "logs"
+    assert "planted: the first line of a long output" in whole
+    assert "planted line 99" in whole and "No module named 'pkg_resources'" in whole

@@ -38,6 +38,14 @@ def dies_on_two(x):
     return x
 
 
+def segfaults_on_two(x):
+    if x == 2:
+        import ctypes
+
+        ctypes.string_at(0)  # reads address 0: SIGSEGV, which prints nothing by itself
+    return x
+
+
 def how_started(x):
     """'-c' in a fresh interpreter; a forked worker keeps this process's argv."""
     return sys.argv[0], x
@@ -153,6 +161,26 @@ def test_a_worker_that_dies_fails_the_run_naming_its_task(start):
     if start == RAN_ALONE:
         return
     with pytest.raises(RuntimeError, match=r"worker died \(exit code -9\) while running task 2"):
+        pool.run(dies_on_two, [(i,) for i in range(4)], 2)
+
+
+def test_a_worker_that_crashes_fails_the_run_with_the_stack_it_died_in(start):
+    """A SIGSEGV in a compiled kernel or a compiler prints nothing; the error itself quotes
+    the worker's faulthandler report, down to the line that crashed."""
+    if start == RAN_ALONE:
+        return
+    with pytest.raises(RuntimeError) as raised:
+        pool.run(segfaults_on_two, [(i,) for i in range(4)], 2)
+    message = str(raised.value)
+    assert "worker died (exit code -11) while running task 2 (2) of segfaults_on_two" in message
+    assert "Segmentation fault" in message
+    assert 'test_pool.py", line' in message and "in segfaults_on_two" in message
+
+
+def test_a_worker_killed_from_outside_says_it_left_no_report(start):
+    if start == RAN_ALONE:
+        return
+    with pytest.raises(RuntimeError, match=r"left no fatal-error report"):
         pool.run(dies_on_two, [(i,) for i in range(4)], 2)
 
 

@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from benchmarks import machine as host  # standard library only
@@ -188,7 +189,7 @@ def run_asv(argv: list[str], root: Path = ROOT) -> int:
 
     MachineCollection.get_machine_file_path = staticmethod(lambda: str(machine_file(root)))
     _graph_patch_branches()
-    _loud_setup_cache_failures("--show-stderr" in argv or "-e" in argv)
+    _loud_setup_cache_failures("--show-stderr" in argv or "-e" in argv, root / ".asv" / "logs")
     sys.argv = ["asv", *argv]
     try:
         asv_main.main()
@@ -198,14 +199,17 @@ def run_asv(argv: list[str], root: Path = ROOT) -> int:
 
 
 SETUP_CACHE_LINES = 30
-"""How much of a failed setup_cache's output is printed (its end, where the error is)."""
+"""How much of a failed setup_cache's output is printed (its end, where the error is); the
+whole of it is kept in a file the message names."""
 
 
-def _loud_setup_cache_failures(shown_by_asv: bool) -> None:
+def _loud_setup_cache_failures(shown_by_asv: bool, logs: Path) -> None:
     """Print why a setup_cache failed, which asv prints only with `--show-stderr`: a scenario's
     expected states are skips its own setup_cache records, so a setup_cache that fails is
     never expected, and its skipped benchmarks alone ("skipped (setup_cache failed)") do not
-    say why (asv keeps no output in its results). Once a process."""
+    say why (asv keeps no output in its results). The whole output goes to a file in `logs`
+    (a crashed probe worker's stack or a compiler's error can lie above the printed end).
+    Once a process."""
     from asv import runner
     from asv.console import log
 
@@ -216,13 +220,28 @@ def _loud_setup_cache_failures(shown_by_asv: bool) -> None:
     def loud(self, benchmark_id, timeout, params_str):
         cache_dir, output = create(self, benchmark_id, timeout, params_str)
         if cache_dir is None:
-            lines = (output or "(no output)").splitlines()[-SETUP_CACHE_LINES:]
+            output = output or "(no output)"
+            kept = _keep_setup_cache_output(logs, benchmark_id, self.env.name, output)
+            lines = output.splitlines()[-SETUP_CACHE_LINES:]
             log.error(f"writeback: setup_cache of {benchmark_id} failed; the end of its "
-                      "output:\n" + "\n".join(lines))  # fmt: skip
+                      f"output (the whole of it: {kept}):\n" + "\n".join(lines))  # fmt: skip
         return cache_dir, output
 
     loud.loud = True
     runner.Spawner.create_setup_cache = loud
+
+
+def _keep_setup_cache_output(logs: Path, benchmark_id: str, env_name: str, output: str) -> str:
+    """Write a failed setup_cache's whole output to a new file in `logs`; its path, or why
+    it could not be written."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    path = logs / f"setup_cache-{benchmark_id}-{env_name}-{stamp}-{os.getpid()}.log"
+    try:
+        logs.mkdir(parents=True, exist_ok=True)
+        path.write_text(output)
+    except OSError as exc:
+        return f"not kept: {exc}"
+    return str(path)
 
 
 def with_patch_branches(conf):
