@@ -416,6 +416,25 @@ def one_cpp_wrapper_build_at_a_time(cpp_wrapper: bool):
         os.close(folder)  # releases the lock
 
 
+def fake_cuda_guard_on_this_thread() -> None:
+    """Register the fake CUDA device guard from this (the main) thread, before another thread
+    compiles: what `FakeTensorMode.__enter__` does at its first entry on a machine without a
+    CUDA device (`torch._C._ensureCUDADeviceGuardSet`), done early and from a thread that
+    lives as long as the process. Torch 2.10.0 and 2.11.0 (CUDA builds, no GPU): libc10's
+    `ensureCUDADeviceGuardSet` keeps the fake guard in a `thread_local` and stores its
+    address in the process-wide device guard registry, so the first thread to enter fake mode
+    leaves a dangling pointer when it exits, and a later compile in that process or a fork of
+    it calls through freed memory (SIGSEGV). The corpus judges its catalogue in a thread
+    beside its workers (`pool.run`'s `beside`); 2.10.0 and 2.11.0 died so on the AMD avx512
+    machine (read in a core dump: the registry's entry was heap memory, its vtable freed).
+    2.13.0's libc10 keeps a function-local static instead. Once registered, later calls
+    from other threads leave it in place (the fake guard reports devices). Builds without
+    the function, or with a CUDA device, are left alone."""
+    ensure = getattr(torch._C, "_ensureCUDADeviceGuardSet", None)
+    if ensure is not None and not torch.cuda.is_available():
+        ensure()
+
+
 def storage_address(tensor: torch.Tensor) -> int:
     """Address of the storage behind `tensor` (`untyped_storage` from 2.0, `storage` before)."""
     if hasattr(tensor, "untyped_storage"):

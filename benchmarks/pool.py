@@ -95,6 +95,9 @@ def run(
             selector.register(worker.stdout, selectors.EVENT_READ, worker)
             running[worker] = _give(worker, pending)
         if beside:
+            from .compat import fake_cuda_guard_on_this_thread
+
+            fake_cuda_guard_on_this_thread()  # before `beside` compiles in a thread (2.10, 2.11)
             aside = threading.Thread(target=beside, name="writeback-pool-beside", daemon=True)
             aside.start()
         done = 0

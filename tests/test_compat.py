@@ -449,3 +449,30 @@ def test_c_plus_plus_wrappers_of_the_2_1_and_2_2_line_are_built_one_at_a_time(
     (a_start, a_end), (b_start, b_end) = sorted(json.loads(r.communicate()[0]) for r in runs)
     assert all(r.returncode == 0 for r in runs)
     assert (b_start < a_end) == overlap, (a_start, a_end, b_start, b_end)
+
+
+@pytest.mark.parametrize("shim", [False, True])
+def test_a_thread_in_fake_mode_leaves_the_cuda_guard_registry_valid_after_the_shim(shim):
+    """`compat.fake_cuda_guard_on_this_thread` (torch 2.10-2.11, CUDA builds without a GPU):
+    with it called first on the main thread, a thread that enters fake mode and exits leaves
+    the registered CUDA guard alive. Without it the build's own behaviour is shown, not
+    asserted (2.11.0: the registry left pointing at freed memory, results/logs/
+    fake-cuda-guard-2.11.0-amd-avx512.log). Runs `tests/fake_cuda_guard_probe.py` in a
+    process of its own: the registry is process-wide."""
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is here: fake mode registers no fake CUDA guard")
+    if not hasattr(torch._C, "_ensureCUDADeviceGuardSet"):
+        pytest.skip(f"torch {torch.__version__} has no _ensureCUDADeviceGuardSet (before 2.9)")
+    if not torch.backends.cuda.is_built():
+        pytest.skip(f"torch {torch.__version__} is a CPU-only build: it registers no CUDA guard")
+    probe = Path(__file__).with_name("fake_cuda_guard_probe.py")
+    done = subprocess.run([sys.executable, str(probe), *(["--shim"] if shim else [])],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["vtable_in_a_library_while_the_thread_lived"], seen
+    if shim:
+        assert seen["registered_by_the_thread"] == seen["registered_before"], seen
+        assert seen["vtable_intact_after_it_exited"], seen
+    else:
+        print(seen)  # the build's own behaviour: dangling on 2.10-2.11

@@ -103,6 +103,31 @@ def test_beside_runs_while_the_workers_work_and_is_done_on_return(start, tmp_pat
     assert mark.read_text() == "ran"
 
 
+def test_the_fake_cuda_guard_is_registered_from_this_thread_before_beside_compiles(
+    start, monkeypatch
+):
+    """torch 2.10-2.11 keep the fake CUDA guard that fake mode registers in a thread_local:
+    a `beside` thread entering fake mode first would leave the process's registry dangling
+    once it exits (a SIGSEGV in the next compile, in this process or a fork of it). The pool
+    registers it from the calling thread first (`compat.fake_cuda_guard_on_this_thread`)."""
+    if start == RAN_ALONE:
+        return
+    import torch
+
+    events = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(
+        torch._C,
+        "_ensureCUDADeviceGuardSet",
+        lambda: events.append(("guard", threading.current_thread().name)),
+        raising=False,
+    )
+    pool.run(where_and_square, [(1,), (2,)], 2,
+             beside=lambda: events.append(("beside", threading.current_thread().name)))  # fmt: skip
+    assert events[0] == ("guard", threading.current_thread().name), events
+    assert events[1] == ("beside", "writeback-pool-beside"), events
+
+
 def note_start(folder, x):
     """Note that task `x` started, then wait until two tasks have (so the third can only
     start after both first ones did)."""
