@@ -30,7 +30,7 @@ def _build_lines(text: str, label: str) -> list[str]:
 
 EXPLICIT = "snapshot_swap.explicit_copies inductor 3, 1,048,576: ret_a, in_a, view_a"
 FOREACH = "snapshot_swap.foreach_clones inductor 3, 1,048,576: ret_b, in_b, view_b"
-UNEXPLAINED = "see `asv run --show-stderr` for the traceback"
+UNEXPLAINED = results.NO_VALUE
 
 
 def test_one_screen_names_each_builds_wrong_rows_flips_and_failures(loaded):

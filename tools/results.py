@@ -242,6 +242,13 @@ def older_benchmarks(result, current: dict[str, dict]) -> list[str]:
     return sorted(set(result.get_all_result_keys()) - result.get_result_keys(current))
 
 
+NO_VALUE = (
+    "no value: a failed setup_cache's whole output is in .asv/logs/, else see "
+    "`asv run --show-stderr` for the traceback"
+)
+"""Why a benchmark that recorded no value and no error failed, as far as the results know."""
+
+
 def failures(builds: list[BuildResult]) -> list[Failure]:
     """Every failure of these builds: a build that did not install (once), every harness
     failure and crashed attribution its probe rows record (`row_failures`), and every other
@@ -261,8 +268,7 @@ def failures(builds: list[BuildResult]) -> list[Failure]:
                 row = _row_for(build, scenario, key, combo)
                 if value is None and not row.get("harness_failure"):  # named once, above
                     defect = row.get("floor_defect") if key.endswith("time_over_floor") else None
-                    reason = (row.get("error") or defect
-                              or "see `asv run --show-stderr` for the traceback")  # fmt: skip
+                    reason = row.get("error") or defect or NO_VALUE
                     name = f"{key}({', '.join(map(str, combo))})"
                     known = row.get("error") and known_failure(row["error"], version)
                     found.append(Failure(build.tag, build.machine, build.commit, name, reason,
