@@ -427,7 +427,8 @@ def fake_cuda_guard_on_this_thread() -> None:
     it calls through freed memory (SIGSEGV). The corpus judges its catalogue in a thread
     beside its workers (`pool.run`'s `beside`); 2.10.0 and 2.11.0 died so on the AMD avx512
     machine (read in a core dump: the registry's entry was heap memory, its vtable freed).
-    2.13.0's libc10 keeps a function-local static instead. Once registered, later calls
+    2.13.0 and 2.15.0's libc10 keep a function-local static instead (2.12 was not read;
+    `tests/fake_cuda_guard_probe.py` shows either). Once registered, later calls
     from other threads leave it in place (the fake guard reports devices). Builds without
     the function, or with a CUDA device, are left alone."""
     ensure = getattr(torch._C, "_ensureCUDADeviceGuardSet", None)

@@ -220,9 +220,9 @@ def _loud_setup_cache_failures(shown_by_asv: bool, logs: Path) -> None:
     def loud(self, benchmark_id, timeout, params_str):
         cache_dir, output = create(self, benchmark_id, timeout, params_str)
         if cache_dir is None:
-            output = output or "(no output)"
-            kept = _keep_setup_cache_output(logs, benchmark_id, self.env.name, output)
-            lines = output.splitlines()[-SETUP_CACHE_LINES:]
+            text = output or "(no output)"
+            kept = _keep_setup_cache_output(logs, benchmark_id, self.env.name, text)
+            lines = text.splitlines()[-SETUP_CACHE_LINES:]
             log.error(f"writeback: setup_cache of {benchmark_id} failed; the end of its "
                       f"output (the whole of it: {kept}):\n" + "\n".join(lines))  # fmt: skip
         return cache_dir, output
