@@ -1,6 +1,7 @@
 """Whether a thread that enters fake mode first leaves the CUDA device guard registry dangling
-once it exits, with and without `compat.fake_cuda_guard_on_this_thread` called first (run as
-a script with the python of the build to look at; prints one JSON line).
+once it exits, with and without `compat.fake_cuda_guard_on_this_thread` called first (run
+`python -m tests.fake_cuda_guard_probe [--shim]` in the checkout with the python of the build
+to look at; prints one JSON line).
 
 It reads libc10's `device_guard_impl_registry[CUDA]` with ctypes: the address registered and
 the first word there (the guard's vtable pointer, inside libc10 while the guard lives; glibc
@@ -41,7 +42,6 @@ def in_a_library(address: int) -> bool:
 def main() -> None:
     shim = sys.argv[1:] == ["--shim"]
     if shim:
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         from benchmarks.compat import fake_cuda_guard_on_this_thread
 
         fake_cuda_guard_on_this_thread()

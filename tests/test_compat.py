@@ -465,9 +465,9 @@ def test_a_thread_in_fake_mode_leaves_the_cuda_guard_registry_valid_after_the_sh
         pytest.skip(f"torch {torch.__version__} has no _ensureCUDADeviceGuardSet (before 2.9)")
     if not torch.backends.cuda.is_built():
         pytest.skip(f"torch {torch.__version__} is a CPU-only build: it registers no CUDA guard")
-    probe = Path(__file__).with_name("fake_cuda_guard_probe.py")
-    done = subprocess.run([sys.executable, str(probe), *(["--shim"] if shim else [])],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    probe = [sys.executable, "-m", "tests.fake_cuda_guard_probe", *(["--shim"] if shim else [])]
+    done = subprocess.run(probe, cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["vtable_in_a_library_while_the_thread_lived"], seen
