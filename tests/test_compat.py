@@ -466,7 +466,7 @@ def test_a_thread_in_fake_mode_leaves_the_cuda_guard_registry_valid_after_the_sh
     if not torch.backends.cuda.is_built():
         pytest.skip(f"torch {torch.__version__} is a CPU-only build: it registers no CUDA guard")
     probe = [sys.executable, "-m", "tests.fake_cuda_guard_probe", *(["--shim"] if shim else [])]
-    done = subprocess.run(probe, cwd=Path(__file__).resolve().parents[1], capture_output=True,
+    done = subprocess.run(probe, cwd=ROOT, capture_output=True,
                           text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
