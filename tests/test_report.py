@@ -179,6 +179,19 @@ def test_the_report_says_where_each_builds_time_went(text):
     assert all("not recorded" in row and " s |" in row for row in rows)
 
 
+def test_the_time_table_sums_each_release_lines_builds(text):
+    """How long a whole line took (the long history: 26 builds in shards over sessions) is
+    its builds' totals summed, with the shortest and longest build."""
+    lines = _section(text, "## Where the time went").splitlines()
+    totals = [float(line.split(" | ")[6].removesuffix(" s").replace(",", ""))
+              for line in lines if line.startswith("| torch-")]  # fmt: skip
+    minutes = round(sum(totals) / 60)
+    assert len(totals) == 3 and minutes > 0
+    assert (f"- builds.txt on vm: 3 builds, {minutes} min in all (each build's total above, "
+            f"summed), {min(totals) / 60:.1f} min to {max(totals) / 60:.1f} min a build"
+            in lines)  # fmt: skip
+
+
 def test_a_result_of_an_older_benchmark_version_is_left_out_and_named(tmp_path):
     """A build not measured again since a benchmark changed keeps its old result file: asv's
     publish leaves that benchmark's results out (its version is not benchmarks.json's), and so

@@ -144,17 +144,23 @@ def stale_line(build: results.BuildResult) -> str:
 
 def time_section(builds: list[results.BuildResult]) -> list[str]:
     """Where each build's time went (tools/time_spent.py), machine by machine, with the peak
-    disk of the run that measured it (tools/disk.py)."""
-    rows = [
-        (f"{b.tag or b.name} on {b.machine}",
-         time_spent.time_spent(b.durations, _install_seconds(b), b.callgrind, _attributing(b)),
-         b.run)
-        for b in builds if b.installed and b.durations
-    ]  # fmt: skip
-    if not rows:
+    disk of the run that measured it (tools/disk.py); then each release line's builds summed
+    (how long a whole line took, in one run or in shards)."""
+    timed = [b for b in builds if b.installed and b.durations]
+    spent = {
+        id(b): time_spent.time_spent(b.durations, _install_seconds(b), b.callgrind, _attributing(b))
+        for b in timed
+    }
+    if not timed:
         return []
+    rows = [(f"{b.tag or b.name} on {b.machine}", spent[id(b)], b.run) for b in timed]
+    per_line = time_spent.line_totals(
+        [(line.name, [spent[id(b)] for b in line.builds]) for line in timeline.lines(timed)]
+    )
     caveat = time_spent.__doc__.split("\n\n")[1].replace("\n", " ").strip()
-    return ["## Where the time went", "", caveat, "", *time_spent.render(rows), ""]
+    return ["## Where the time went", "", caveat, "", *time_spent.render(rows), "",
+            "Each release line's builds (patch builds are on none), their totals summed:", "",
+            *per_line, ""]  # fmt: skip
 
 
 def _attributing(build: results.BuildResult) -> float:

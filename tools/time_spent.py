@@ -13,7 +13,9 @@ Builds measured side by side share the cores: compare builds of one run, not run
 
 Each build's run (`make history`, or a shard of it) has its peak disk beyond the checkout
 beside it: what the run's asv environment, pip's cache, Inductor caches, kept code and
-temporary files took at most, sampled while it ran (tools/disk.py).
+temporary files took at most, sampled while it ran (tools/disk.py). Below the table, each
+release line's builds summed (`line_totals`): how long the whole line took, whether it was
+measured in one run or in shards across sessions.
 """
 
 from __future__ import annotations
@@ -75,6 +77,32 @@ def render(rows: list[tuple[str, dict, dict | None]]) -> list[str]:
             f"| {f'{slowest[0]} {_seconds(slowest[1])}' if slowest else '-'} | {disk_cell} |"
         )
     return lines + ([""] if runs else []) + [disk.run_line(runs[key]) for key in sorted(runs)]
+
+
+def line_totals(lines: list[tuple[str, list[dict]]]) -> list[str]:
+    """Markdown lines: per release line (its name, the `time_spent` figures of each of its
+    builds with a time), the builds' totals summed, and the shortest and longest build: how
+    long the whole line took, build after build, whether in one run or in shards."""
+    out = []
+    for name, spent in lines:
+        totals = [s["total"] for s in spent]
+        if not totals:
+            continue
+        builds = f"{len(totals)} build" + ("" if len(totals) == 1 else "s")
+        out.append(
+            f"- {name}: {builds}, {_hours(sum(totals))} in all (each build's total above, "
+            f"summed), {_minutes(min(totals))} to {_minutes(max(totals))} a build"
+        )
+    return out
+
+
+def _hours(seconds: float) -> str:
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min"
 
 
 def _run_key(run: dict) -> tuple:
