@@ -8,6 +8,9 @@ coordinate by coordinate."""
 
 from __future__ import annotations
 
+import json
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -73,3 +76,85 @@ def test_the_long_ledger_is_the_builds_file_here():
     test above skip for ever)."""
     names = {b.name for b in builds.read(ROOT / "builds-long.txt")}
     assert set(INDEPENDENT) <= names
+
+
+LONG_LINE_SCENARIOS = ("snapshot_swap", "aliasing", "tensordict_swap")
+"""The scenarios issue 29 asks to see measured (or skipped with a reason) on every release:
+the swap controls, the catalogue, TensorDict."""
+
+
+@pytest.mark.slow
+def test_the_page_of_the_committed_results_shows_every_release_of_a_complete_machine(tmp_path):
+    """Issue 29's acceptance, on the committed results themselves: for each machine that
+    holds every release of builds-long.txt, the verdict page written from results/ (every
+    machine's, as `make merge` publishes it), opened from file:// in headless Chromium, has
+    a strip for each row of the swap controls, the catalogue and TensorDict on that machine's
+    long line, a cell a release (26), none of them "not run" (a value missing without a
+    reason), and the swap strips agree with the independent measurements above. How long the
+    page took to open is written to test-artifacts/verdict-page/open-time.log."""
+    from playwright import sync_api as playwright
+
+    from tests.test_verdict_page import FLAGS, OPEN_TIMES, Offline
+    from tools import verdict_page
+    from tools.site_browser import chromium
+
+    files = [ROOT / "builds.txt", ROOT / "builds-long.txt"]
+    ledger.build_branches(files, tmp_path / "ledger")
+    loaded = results.load(ROOT / "results", tmp_path / "ledger")
+    wanted = [b.name for b in builds.read(files[1])]
+    branch = ledger.branch_for(files[1])
+    held = {m: {b.name for b in loaded if b.machine == m and b.branch == branch} for m in MACHINES}
+    complete = [m for m in MACHINES if held[m] >= set(wanted)]
+    if not complete:
+        pytest.skip("no machine holds every release of builds-long.txt yet: "
+                    + "; ".join(f"{m} {len(held[m] & set(wanted))} of {len(wanted)}"
+                                for m in MACHINES))  # fmt: skip
+    benchmarks = json.loads((ROOT / "results" / "benchmarks.json").read_text())
+    path = verdict_page.write(tmp_path / "html" / verdict_page.PAGE, loaded, benchmarks)
+    columns = [b.split("-", 1)[1] for b in wanted]
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium(), args=FLAGS)
+        offline = Offline(browser)
+        try:
+            start = time.perf_counter()
+            offline.page.goto(path.as_uri(), wait_until="load")
+            seconds = time.perf_counter() - start
+            OPEN_TIMES.parent.mkdir(parents=True, exist_ok=True)
+            with OPEN_TIMES.open("a") as log:
+                log.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} verdict "
+                          f"page of the committed results ({len(loaded)} build results, "
+                          f"{path.stat().st_size:,} bytes) opened from file:// in "
+                          f"{seconds:.3f} s\n")  # fmt: skip
+            print(f"the committed results' verdict page opened in {seconds:.3f} s")
+            for machine in complete:
+                article = offline.page.locator(
+                    f'#timeline article[data-line="builds-long on {machine}"]'
+                )
+                for scenario in LONG_LINE_SCENARIOS:
+                    table = article.locator(f'table.strips[data-scenario="{scenario}"]')
+                    assert table.count() == 1, (machine, scenario)
+                    heads = table.locator("thead th.release").all_inner_texts()
+                    assert heads == columns, (machine, scenario)
+                    strips = table.locator("tbody.strip").evaluate_all(
+                        "ss => ss.map(s => [s.dataset.row, "
+                        "[...s.querySelectorAll('tr.verdicts td.s')].map(c => c.className)])"
+                    )
+                    assert strips, (machine, scenario)
+                    for row, classes in strips:
+                        assert len(classes) == len(wanted), (machine, row)
+                        missing = [columns[i] for i, c in enumerate(classes) if "v-not-run" in c]
+                        assert not missing, (machine, row, missing)
+                for release, controls in INDEPENDENT.items():
+                    i = wanted.index(release)
+                    for control, wrong in controls.items():
+                        strip = article.locator(
+                            f'tbody.strip[data-row="snapshot_swap.{control} inductor 3"]'
+                        )
+                        cell = strip.locator("tr.verdicts td.s").nth(i)
+                        state = "v-wrong" if wrong else "v-exact"
+                        assert state in cell.get_attribute("class").split(), (
+                            machine, release, control)  # fmt: skip
+            assert offline.blocked == [] and offline.errors == []
+        finally:
+            offline.close()
+            browser.close()
