@@ -94,7 +94,7 @@ def test_the_page_of_the_committed_results_shows_every_release_of_a_complete_mac
     page took to open is written to test-artifacts/verdict-page/open-time.log."""
     from playwright import sync_api as playwright
 
-    from tests.test_verdict_page import FLAGS, OPEN_TIMES, Offline
+    from tests.test_verdict_page import FLAGS, OPEN_TIMES, Offline, scrolled_to
     from tools import verdict_page
     from tools.site_browser import chromium
 
@@ -133,7 +133,7 @@ def test_the_page_of_the_committed_results_shows_every_release_of_a_complete_mac
                 for scenario in LONG_LINE_SCENARIOS:
                     table = article.locator(f'table.strips[data-scenario="{scenario}"]')
                     assert table.count() == 1, (machine, scenario)
-                    heads = table.locator("thead th.release").all_inner_texts()
+                    heads = scrolled_to(table.locator("thead th.release")).all_inner_texts()
                     assert heads == columns, (machine, scenario)
                     strips = table.locator("tbody.strip").evaluate_all(
                         "ss => ss.map(s => [s.dataset.row, "

@@ -89,3 +89,26 @@ def test_the_check_fails_when_scratch_results_are_missing(browser, tmp_path):
     html = publish(tmp_path, results, self_contained=True)
     problems = _check(browser, html, "missing")
     assert problems and all("scratch" in p for p in problems), problems
+
+
+def test_open_time_reports_each_open_of_a_page_with_its_size_and_elements(tmp_path):
+    """`python -m tools.site_browser --open-time PAGE`: one line per open, with the page's
+    bytes and element count as Chromium counts them, and the load event's time in seconds."""
+    page = tmp_path / "page.html"
+    page.write_text("<!DOCTYPE html><html><head></head><body><p>a</p><p>b</p></body></html>")
+    run = subprocess.run(
+        [sys.executable, "-m", "tools.site_browser", "--open-time", str(page), "--times", "2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert len(lines) == 2
+    for line in lines:
+        assert line.startswith(f"{page}: {page.stat().st_size} bytes, 5 elements, opened from "
+                               "file:// in "), line  # fmt: skip
+        assert float(line.split(" in ")[1].split(" s ")[0]) > 0
+    missing = subprocess.run(
+        [sys.executable, "-m", "tools.site_browser", "--open-time", str(tmp_path / "none")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert missing.returncode == 2 and "no page at" in missing.stderr and not missing.stdout

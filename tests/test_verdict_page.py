@@ -10,6 +10,7 @@ test-artifacts/verdict-page/open-time.log (read, never asserted: it depends on t
 """
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -93,6 +94,23 @@ def _write(tmp: Path, results_dir: Path, ledger_path: Path) -> Path:
     return verdict_page.write(tmp / "html" / verdict_page.PAGE, loaded, benchmarks)
 
 
+def scrolled_to(locator):
+    """`locator`, scrolled to as a person scrolls to it, once the page has drawn it: the page
+    renders its tables only as they near the screen (`content-visibility: auto`, which took
+    the long history's page from 1.45 to 0.39 s to open), and a table not yet drawn has no
+    rendered text (`inner_text` reads '')."""
+    locator.first.scroll_into_view_if_needed()
+    locator.first.evaluate(
+        "e => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+    )
+    return locator
+
+
+def _shown(locator) -> str:
+    """The text a person reads in `locator` (`scrolled_to`)."""
+    return scrolled_to(locator).inner_text()
+
+
 def _cell(page, scenario: str, control: str, backend: str, size: str, build: int):
     row = page.locator(f'#matrix-{scenario} tbody tr[data-backend="{backend}"]').filter(
         has=page.locator("th", has_text=control)
@@ -127,7 +145,7 @@ def test_the_page_shows_every_matrix_and_the_cost_charts_offline(
 
         fixed = _cell(page, "snapshot_swap", "explicit_copies", "inductor", "3", 2)
         assert fixed.locator(".flip-mark").is_visible()
-        assert fixed.locator(".flip-mark").inner_text() == "\u25b2 fixed"
+        assert _shown(fixed.locator(".flip-mark")) == "\u25b2 fixed"
         assert "v-exact" in fixed.get_attribute("class")
         assert fixed.get_attribute("title") == "exact"
         before = _cell(page, "snapshot_swap", "explicit_copies", "inductor", "3", 1)
@@ -189,7 +207,7 @@ def test_a_cell_names_the_pass_attribution_found(browser, ledger_path, tmp_path)
     with opened(browser, path.as_uri(), "attribution") as offline:
         cell = _cell(offline.page, "snapshot_swap", "foreach_clones", "inductor", "3", 2)
         assert cell.locator(".pass").is_visible()
-        assert cell.locator(".pass").inner_text() == "reinplace_inplaceable_ops"
+        assert _shown(cell.locator(".pass")) == "reinplace_inplaceable_ops"
         assert cell.get_attribute("title").endswith("; pass: reinplace_inplaceable_ops")
         earlier = _cell(offline.page, "snapshot_swap", "foreach_clones", "inductor", "3", 1)
         assert earlier.locator(".pass").count() == 0
@@ -208,7 +226,7 @@ def test_a_harness_failure_is_its_own_state_on_the_page(browser, ledger_path, tm
         cell = _cell(page, "snapshot_swap", "foreach_clones", "eager", "3", 2)
         assert "v-harness-failure" in cell.get_attribute("class")
         assert cell.get_attribute("title") == f"harness failure: {BROKE}"
-        assert cell.locator(".short").inner_text() == "harness failure"
+        assert _shown(cell.locator(".short")) == "harness failure"
         colours = cell.evaluate(  # the cell's, then the legend's other states'
             "c => [c, ...['v-wrong', 'v-failed', 'v-skipped', 'v-not-run'].map(k => "
             "document.querySelector('ul.states .' + k))].map(e => getComputedStyle(e).background)"
@@ -238,6 +256,55 @@ def test_the_page_is_linked_from_asvs_navbar_once(tmp_path):
     index.write_text("<html><nav></nav></html>")
     with pytest.raises(RuntimeError, match="NAVBAR_ANCHOR"):
         verdict_page.link_from_asv_navbar(index)
+
+
+def test_every_cell_links_to_asvs_graph_of_its_own_combination_and_build(
+    browser, recorded, tmp_path
+):
+    """Each matrix and corpus cell links to asv's graph of exactly its combination on exactly
+    its build and machine (`graph_link`), though the page writes each row's link once and
+    each build's machine and commit once (the page's script joins them): the long history's
+    page would otherwise carry a link of ~230 bytes in each of its ~25,000 cells."""
+    benchmarks = json.loads((RECORDED / "benchmarks.json").read_text())
+    builds = recorded + corpus_history.two_builds(tmp_path / "results")
+    path = verdict_page.write(tmp_path / "html" / verdict_page.PAGE, builds, benchmarks)
+    expected = [
+        [verdict_page.graph_link(f"{row.scenario}.{results.WRONG}",
+                                 benchmarks[f"{row.scenario}.{results.WRONG}"]["param_names"],
+                                 results.combo(row.control, row.backend, row.size), build)
+         for build in builds]
+        for row in verdict_page.matrix_rows(builds, benchmarks)
+    ]  # fmt: skip
+    names = benchmarks.get(verdict_page.CORPUS_BENCHMARK, {}).get("param_names", [])
+    for history in (h for f in results.family_histories(builds).values() for h in f.values()):
+        expected.append([verdict_page.graph_link(verdict_page.CORPUS_BENCHMARK, names,
+                                                 (history.backend, history.corpus), build)
+                         for build in builds])  # fmt: skip
+    with opened(browser, path.as_uri(), "links") as offline:
+        shown = offline.page.evaluate(
+            """() => [...document.querySelectorAll(
+                 'section.matrix tbody tr, #corpus tbody.family > tr:first-child')]
+               .map(row => [...row.querySelectorAll('td.v > a')]
+                 .map(a => a.getAttribute('href')))"""
+        )
+        assert offline.errors == []
+    assert len(expected) > 40 and shown == expected
+
+
+def test_a_matrix_cell_carries_no_more_than_its_verdict(recorded, tmp_path):
+    """The page's weight is its cells (the long history's page: 9.8 MB, 3.8 MB of it the
+    catalogue's matrix at ~340 bytes a cell, the link and the whole verdict written out twice).
+    A cell now carries its state, its whole verdict once (the title) and its short label."""
+    benchmarks = json.loads((RECORDED / "benchmarks.json").read_text())
+    path = verdict_page.write(tmp_path / "html" / verdict_page.PAGE, recorded, benchmarks)
+    page = path.read_text()
+    section = page[page.index('<section class="matrix" id="matrix-aliasing"') :]
+    section = section[: section.index("</section>")]
+    cells = re.findall(r'<td class="v [^"]*" title="([^"]*)".*?</td>', section)
+    assert len(cells) > 100
+    markup = len("".join(re.findall(r'<td class="v .*?</td>', section)))
+    beyond = (markup - sum(map(len, cells))) / len(cells)
+    assert beyond < 100, f"{beyond:.0f} bytes a cell beyond its verdict's words"
 
 
 def test_a_cell_opens_asvs_graph_of_its_combination(browser, ledger_path, tmp_path):
@@ -310,7 +377,7 @@ def test_each_patch_stands_beside_its_base_with_its_flips_and_cost_deltas(browse
     with opened(browser, path.as_uri(), "patches") as offline:
         page = offline.page
         heads = page.locator("#matrix-snapshot_swap thead th.build")
-        assert heads.nth(2).inner_text().splitlines() == [
+        assert _shown(heads.nth(2)).splitlines() == [
             PATCH, "torch 2.14.1+cu130", "patch of torch-2.14.1"
         ]  # fmt: skip
         assert "patch" in heads.nth(2).get_attribute("class")

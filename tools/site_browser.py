@@ -1,6 +1,11 @@
 """Look at a published asv site the way a person does: in headless Chromium, with no network.
 
     python -m tools.site_browser [--html html]     (`make history` runs it when Chromium exists)
+    python -m tools.site_browser --open-time [PAGE] [--times 5]
+
+`--open-time` opens a page (the verdict page by default) from file:// in fresh offline
+contexts and prints how long each open took to its load event, with the page's bytes and
+element count: a figure to keep in a log (issue 29's goal: under 2 s), never to assert on.
 
 `Browser` drives Debian's Chromium with Playwright (through its executable path). Every
 host but 127.0.0.1 is unresolvable (`--host-resolver-rules`), so a page that still loads
@@ -150,6 +155,37 @@ def site_problems(browser: Browser, url: str, screenshots: Path) -> list[str]:
     return problems
 
 
+def open_times(browser: Browser, page: Path, times: int) -> list[dict]:
+    """`page` opened `times` times from file://, each in a fresh context with no network and
+    a 1280x900 window: seconds to the load event (as the test measures it), the
+    browser's own milliseconds to DOMContentLoaded and to the end of the load event, and
+    how many elements the page has."""
+    import time
+
+    opens = []
+    for _ in range(times):
+        context = browser.browser.new_context(viewport={"width": 1280, "height": 900})
+        try:
+            context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:")
+                          else r.abort())  # fmt: skip
+            tab = context.new_page()
+            start = time.perf_counter()
+            tab.goto(page.resolve().as_uri(), wait_until="load")
+            seconds = time.perf_counter() - start
+            timing = tab.evaluate(NAVIGATION)
+        finally:
+            context.close()
+        opens.append({"seconds": seconds, "bytes": page.stat().st_size, **timing})
+    return opens
+
+
+NAVIGATION = """(() => {
+  const n = performance.getEntriesByType('navigation')[0];
+  return {dom_content_loaded_ms: n.domContentLoadedEventEnd, load_ms: n.loadEventEnd,
+          elements: document.getElementsByTagName('*').length};
+})()"""
+
+
 def main(argv: list[str] | None = None, browser: Browser | None = None) -> int:
     """The check, printed; 1 when a person would find something wrong. `browser`: one already
     started (`make history` starts it while asv publishes), closed here."""
@@ -162,8 +198,33 @@ def main(argv: list[str] | None = None, browser: Browser | None = None) -> int:
     )
     parser.add_argument("--html", type=Path, default=root / "html")
     parser.add_argument("--screenshots", type=Path, default=root / "test-artifacts" / "site")
+    parser.add_argument(
+        "--open-time",
+        nargs="?",
+        type=Path,
+        metavar="PAGE",
+        const=root / "html" / "writeback" / "index.html",
+        help="time opening PAGE (default: the verdict page) instead",
+    )
+    parser.add_argument("--times", type=int, default=5, help="opens to time (default 5)")
     args = parser.parse_args(argv)
+    if args.open_time is not None and not args.open_time.is_file():
+        browser and browser.close()
+        print(f"writeback: no page at {args.open_time}: write it with `make merge` or "
+              "`.venv/bin/python -m tools.verdict_page`", file=sys.stderr)  # fmt: skip
+        return 2
     browser = browser or Browser()
+    if args.open_time is not None:
+        try:
+            opens = open_times(browser, args.open_time, args.times)
+        finally:
+            browser.close()
+        for o in opens:
+            print(f"{args.open_time}: {o['bytes']:,} bytes, {o['elements']:,} elements, "
+                  f"opened from file:// in {o['seconds']:.3f} s (DOMContentLoaded at "
+                  f"{o['dom_content_loaded_ms']:.0f} ms, load done at "
+                  f"{o['load_ms']:.0f} ms)")  # fmt: skip
+        return 0
     try:
         server = Server(args.html)
         try:

@@ -62,7 +62,6 @@ class Cell:
     state: str
     words: str
     label: str
-    href: str
     flip: str | None = None
     attributed: str | None = None
 
@@ -74,6 +73,7 @@ class Row:
     backend: str
     size: object
     issue: str
+    graph: str
     cells: tuple[Cell, ...]
 
     @property
@@ -166,6 +166,7 @@ def _row(builds, against, benchmarks, scenario, control, backend, size) -> Row:
     names = benchmarks.get(benchmark, {}).get("param_names", [])
     verdicts = [results.verdict_state(b, control, backend, size, scenario) for b in builds]
     cells, issue = [], ""
+    combo = results.combo(control, backend, size)
     for build, (state, words), before in zip(builds, verdicts, against):
         probe = build.probe.get((scenario, control, backend, size), {})
         issue = issue or probe.get("issue", "")
@@ -176,13 +177,13 @@ def _row(builds, against, benchmarks, scenario, control, backend, size) -> Row:
             Cell(
                 state,
                 words,
-                _label(build, benchmark, results.combo(control, backend, size), state),
-                graph_link(benchmark, names, results.combo(control, backend, size), build),
+                _label(build, benchmark, combo, state),
                 flip,
                 render.pass_names(probe.get("attribution")),
             )
         )
-    return Row(scenario, control, backend, size, issue, tuple(cells))
+    graph = graph_template(benchmark, names, combo)
+    return Row(scenario, control, backend, size, issue, graph, tuple(cells))
 
 
 def flip_kind(before: str, after: str) -> str:
@@ -197,10 +198,19 @@ def flip_kind(before: str, after: str) -> str:
 def graph_link(benchmark: str, param_names: list[str], combo: tuple, build) -> str:
     """asv's graph of one combination on this machine, this build highlighted (asv's hash
     format: `#name?key=value&...`, each parameter as `p-<name>` with asv's repr of it)."""
-    params = [("machine", build.machine), ("commits", build.commit[:8])]
-    params += [(f"p-{name}", repr(value)) for name, value in zip(param_names, combo)]
-    query = "&".join(f"{quote(key, safe='')}={quote(value, safe='')}" for key, value in params)
-    return f"../#{benchmark}?{query}"
+    return graph_template(benchmark, param_names, combo).format(
+        machine=quote(build.machine, safe=""), commit=quote(build.commit[:8], safe="")
+    )
+
+
+def graph_template(benchmark: str, param_names: list[str], combo: tuple) -> str:
+    """`graph_link` with `{machine}` and `{commit}` left to fill: the page writes it once a
+    row (`data-graph`) and each build's machine and commit once (its column head), and its
+    script joins them into each cell's link (`fillLinks`). Every value is quoted, so the
+    two placeholders are the only braces in it."""
+    params = [(f"p-{name}", repr(value)) for name, value in zip(param_names, combo)]
+    query = "".join(f"&{quote(key, safe='')}={quote(value, safe='')}" for key, value in params)
+    return f"../#{benchmark}?machine={{machine}}&commits={{commit}}{query}"
 
 
 def _label(build, benchmark: str, combo: tuple, state: str) -> str:
@@ -226,8 +236,8 @@ def matrix_section(scenario: str, rows: list[Row], builds: list[results.BuildRes
         if row.issue:
             name = f'<a href="{_e(row.issue)}" title="upstream issue">{name}</a>'
         lines.append(
-            f'<tr data-backend="{_e(row.backend)}" data-interesting='
-            f'"{int(row.interesting)}"><th scope="row">{name}</th><td>{_e(row.backend)}</td>'
+            f'<tr data-backend="{_e(row.backend)}" data-interesting="{int(row.interesting)}" '
+            f'data-graph="{_e(row.graph)}"><th scope="row">{name}</th><td>{_e(row.backend)}</td>'
             f'<td class="size">{_e(render.size_cell(row.size))}</td>'
             + "".join(_cell(c) for c in row.cells)
             + "</tr>"
@@ -241,7 +251,8 @@ def _build_heads(builds: list[results.BuildResult]) -> str:
     and (several machines) machine."""
     several = len({b.machine for b in builds}) > 1
     return "".join(
-        f'<th scope="col" class="build{" patch" if b.base else ""}"><span class="tag">'
+        f'<th scope="col" class="build{" patch" if b.base else ""}" data-machine='
+        f'"{_e(b.machine)}" data-commit="{_e(b.commit[:8])}"><span class="tag">'
         f'{_e(b.tag)}</span><span class="sub">torch {_e(b.identity.get("torch_version", "?"))}'
         "</span>"
         + (f'<span class="sub">patch of {_e(b.base)}</span>' if b.base else "")
@@ -292,9 +303,8 @@ def _cell(cell: Cell) -> str:
         else ""
     )
     return (
-        f'<td class="{classes}" title="{_e(cell.words)}"><a href="{_e(cell.href)}">'
-        f'<span class="short">{_e(cell.label)}</span><span class="words">{_e(cell.words)}</span>'
-        f"</a>{flip}{attributed}</td>"
+        f'<td class="{classes}" title="{_e(cell.words)}"><a><span class="short">'
+        f"{_e(cell.label)}</span></a>{flip}{attributed}</td>"
     )
 
 
@@ -572,10 +582,12 @@ def corpus_table(corpus: str, families: list[results.FamilyHistory],
     )
     names = benchmarks.get(CORPUS_BENCHMARK, {}).get("param_names", [])
     for history in families:
-        cells = "".join(_cell(c) for c in family_cells(history, builds, names))
+        cells = "".join(_cell(c) for c in family_cells(history, builds))
+        graph = graph_template(CORPUS_BENCHMARK, names, (history.backend, history.corpus))
         lines.append(
             f'<tbody class="family" data-backend="{_e(history.backend)}" data-interesting="1" '
-            f'data-family="{_e(history.family)}"><tr><th scope="row">{_e(history.family)}</th>'
+            f'data-family="{_e(history.family)}"><tr data-graph="{_e(graph)}">'
+            f'<th scope="row">{_e(history.family)}</th>'
             f"<td>{_e(history.backend)}</td>{cells}"
             f'<td class="members">{history.newest_count}</td>{_family_pass(history)}'
             f'<td class="catalogue">{_e(history.catalogue)}</td></tr>'
@@ -586,8 +598,7 @@ def corpus_table(corpus: str, families: list[results.FamilyHistory],
     return "\n".join(lines)
 
 
-def family_cells(history: results.FamilyHistory, builds: list[results.BuildResult],
-                 param_names: list[str]) -> list[Cell]:  # fmt: skip
+def family_cells(history: results.FamilyHistory, builds: list[results.BuildResult]) -> list[Cell]:
     """A family's verdict on each build: `wrong` (with its programs), `not found` or `not run`
     (not measured); marked where it differs from the build to its left on the same machine."""
     cells, previous = [], None
@@ -596,8 +607,7 @@ def family_cells(history: results.FamilyHistory, builds: list[results.BuildResul
         flip = None
         if previous and previous[0] == build.machine and previous[2] != words:
             flip = flip_kind(*(FOUND_AS.get(s, s) for s in (previous[1], state)))
-        link = graph_link(CORPUS_BENCHMARK, param_names, (history.backend, history.corpus), build)
-        cells.append(Cell(state, words, label, link, flip))
+        cells.append(Cell(state, words, label, flip))
         previous = (build.machine, state, words)
     return cells
 
@@ -867,7 +877,7 @@ ul.states, ul.legend { list-style: none; padding: 0; margin: 6px 0; display: fle
   flex-wrap: wrap; gap: 6px 14px; }
 .key { display: inline-block; padding: 1px 8px; border-radius: 3px; }
 .key.pass { display: inline-block; margin: 0 4px 0 0; }
-.scroll { overflow-x: auto; }
+.scroll { overflow-x: auto; content-visibility: auto; contain-intrinsic-size: auto 900px; }
 table { border-collapse: collapse; font-size: 13px; }
 th, td { border: 1px solid #d0d7de; padding: 3px 6px; text-align: left; vertical-align: top; }
 thead th { background: #f6f8fa; position: sticky; top: 0; }
@@ -947,8 +957,37 @@ function applyFilters() {
       (inductor && row.dataset.backend !== 'inductor');
     row.hidden = hide;
   });
-  document.body.classList.toggle('full', document.getElementById('full-words').checked);
+  const full = document.getElementById('full-words').checked;
+  if (full) fillWords();
+  document.body.classList.toggle('full', full);
 }
+// each cell's whole verdict is its title, written once; the words shown in place of the short
+// label are made from it the first time a reader asks for them
+function fillWords() {
+  document.querySelectorAll('td.v > a').forEach(a => {
+    if (a.querySelector('.words')) return;
+    const words = document.createElement('span');
+    words.className = 'words';
+    words.textContent = a.parentElement.title;
+    a.append(words);
+  });
+}
+// each cell's link to asv's graph: its row's template (data-graph) with the machine and
+// commit of its column's build (data-machine, data-commit on the column heads)
+function fillLinks() {
+  document.querySelectorAll('table').forEach(table => {
+    const heads = [...table.querySelectorAll('thead th.build')];
+    table.querySelectorAll('tr[data-graph]').forEach(row => {
+      const template = row.dataset.graph;
+      row.querySelectorAll('td.v > a').forEach((a, i) => {
+        const head = heads[i].dataset;
+        a.href = template.replace('{machine}', encodeURIComponent(head.machine))
+          .replace('{commit}', encodeURIComponent(head.commit));
+      });
+    });
+  });
+}
+fillLinks();
 document.querySelectorAll('form.filters input')
   .forEach(input => input.addEventListener('change', applyFilters));
 // copy a repro: the clipboard where the browser lets a file:// page write it, else the script
