@@ -18,9 +18,19 @@ import pytest
 from tools import builds, ledger, results
 
 ROOT = Path(__file__).resolve().parents[1]
-MACHINES = ("vm-amd-epyc-8d7c4d", "vm-amd-epyc-e8ce3c")
-"""The machines whose long history is being measured (each the CPU at hand, with its default
-history; their timelines are never mixed): the verdicts are the build's, on either CPU."""
+
+
+def _long_history_machines() -> tuple[str, ...]:
+    """Every machine with a run of builds-long.txt in the committed run records (each the CPU
+    at hand, with its default history; their timelines are never mixed): the verdicts are the
+    build's, on any CPU."""
+    return tuple(sorted({
+        path.parent.name for path in (ROOT / "results" / "runs").glob("*/*.json")
+        if json.loads(path.read_text()).get("builds_file") == "builds-long.txt"
+    }))  # fmt: skip
+
+
+MACHINES = _long_history_machines()
 
 INDEPENDENT = {
     "torch-2.1.0": {

@@ -20,7 +20,8 @@ import pytest
 
 from tests.test_history_end_to_end import make_wheel
 from tests.test_records import SUITE, TOOLS_IMPORT
-from tools import disk
+from tools import disk, history
+from tools.results import OWN_FOLDERS
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -131,6 +132,35 @@ def test_the_merged_results_publish_and_report_as_one_runs(runs):
     for tag in ("a", "b", "c"):
         assert f"## {tag} (torch 2.13.0" in text
     assert "merged" in runs["merge"].stdout and "asv result files" in runs["merge"].stdout
+    # asv warns of each of writeback's own folders in results/ it walks (several hundred lines
+    # a publish of the committed results): left out, counted in one line
+    assert "Skipping results: could not load" not in runs["merge"].stdout
+    assert "asv walked writeback's own folders in results/ too" in runs["merge"].stdout
+
+
+def test_only_asvs_warnings_about_writebacks_own_folders_are_left_out(tmp_path):
+    results_dir = tmp_path / "results"
+    warning = "[22.22%] ·· Skipping results: could not load {}\n"
+    for own in OWN_FOLDERS:
+        for path in (results_dir / own / "m" / "machine.json", results_dir / own / "machine.json"):
+            assert history.own_folder_skip(warning.format(path), results_dir), path
+    kept = [
+        warning.format(results_dir / "vm-a" / "machine.json"),  # a machine folder without it
+        warning.format(tmp_path / "elsewhere" / "builds" / "machine.json"),
+        warning.format(results_dir / "machine.json"),
+        "[22.22%] ·· Skipping results: malformed results/builds/machine.json\n",
+        "[44.44%] · Detecting steps\n",
+    ]
+    assert [line for line in kept if history.own_folder_skip(line, results_dir)] == []
+
+
+def test_every_folder_in_the_committed_results_is_a_machines_or_writebacks_own():
+    """results.OWN_FOLDERS is the whole list: a new folder of records is named there, so
+    asv's warnings about it are left out and any other folder's still show."""
+    folders = [p for p in (ROOT / "results").iterdir() if p.is_dir()]
+    strays = [p.name for p in folders if p.name not in OWN_FOLDERS
+              and not (p / "machine.json").is_file()]  # fmt: skip
+    assert strays == [] and len(folders) > len(OWN_FOLDERS)
 
 
 def test_the_merged_time_table_shows_each_shards_run_and_its_peak_disk(runs):

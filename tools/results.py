@@ -46,6 +46,11 @@ ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = "snapshot_swap"
 CORRECTNESS = f"{SCENARIO}.Correctness"
 WRONG = "Correctness.track_wrong_elements"
+OWN_FOLDERS = ("builds", "generated", "logs", "runs", "stability")
+"""writeback's own folders in results/, beside asv's machine folders (results/<machine>/,
+each with its machine.json): install records, kept code and corpus records, logs, run
+records, stability runs. asv walks them too and warns of each folder it finds no
+machine.json in (`history.publish` leaves those warnings out and counts them)."""
 
 
 @dataclass
