@@ -152,6 +152,23 @@ def test_the_committed_results_are_within_their_expected_results(recorded, machi
     assert "within their margins" in out and "drift of the noisy rows" in out
 
 
+def test_without_an_expected_file_check_names_it_and_prints_one_that_passes(
+    recorded, tmp_path, capsys
+):
+    """A machine with no file yet (a new CPU): check says which file, exits 1 and prints
+    the file to paste, which then passes."""
+    tmp, _ = recorded
+    path = tmp_path / "new-machine.csv"
+    command = ["check", "--machine", COMMITTED[0], "--ledger", str(tmp / "ledger"),
+               "--file", str(path)]  # fmt: skip
+    assert expected.main(command) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"writeback: no expected results in {path} yet (machine {COMMITTED[0]}")
+    path.write_text(out.split(":\n\n", 1)[1])
+    assert expected.main(command) == 0
+    assert "within their margins" in capsys.readouterr().out
+
+
 def test_a_machine_with_its_own_expected_file_is_gated_by_it_else_by_its_isas(tmp_path):
     (tmp_path / "expected").mkdir()
     (tmp_path / "expected" / "avx2.csv").write_text("")

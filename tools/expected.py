@@ -251,8 +251,8 @@ def check(args) -> int:
         print("\n".join(f"  {line}" for line in failed))
         return 1
     if not path.is_file():
-        print(f"writeback: no expectations for {isa} machines yet ({path}). To start them, "
-              f"paste this into {path}:\n")  # fmt: skip
+        print(f"writeback: no expected results in {path} yet (machine {args.machine}, "
+              f"{isa}). To start them, paste this into {path}:\n")  # fmt: skip
         print(render(measured), end="")
         return 1
     rows = read(path)
