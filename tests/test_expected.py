@@ -32,7 +32,7 @@ def _replacement(recorded, capsys):
     tmp, args = recorded
     code = expected.main(["check", *args, "--file", str(tmp / "absent.csv")])
     out = capsys.readouterr().out
-    assert code == 1 and "no expectations" in out
+    assert code == 1 and "no expected results in" in out
     return out.split("\n\n", 1)[1]
 
 

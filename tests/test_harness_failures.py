@@ -107,7 +107,7 @@ def test_make_expected_refuses_to_propose_a_file_recording_it(results_dir, ledge
     out = capsys.readouterr().out
     assert code == 1
     assert NAMED in out and "no replacement file is written" in out
-    assert "# writeback expected results" not in out and "no expectations" not in out
+    assert "# writeback expected results" not in out and "no expected results in" not in out
 
 
 def _proposed(args, tmp_path, capsys) -> str:
