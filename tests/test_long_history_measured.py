@@ -9,8 +9,6 @@ coordinate by coordinate."""
 from __future__ import annotations
 
 import json
-import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -104,7 +102,7 @@ def test_the_page_of_the_committed_results_shows_every_release_of_a_complete_mac
     page took to open is written to test-artifacts/verdict-page/open-time.log."""
     from playwright import sync_api as playwright
 
-    from tests.test_verdict_page import FLAGS, OPEN_TIMES, Offline, scrolled_to
+    from tests.test_verdict_page import FLAGS, Offline, opened_in, scrolled_to
     from tools import verdict_page
     from tools.site_browser import chromium
 
@@ -124,18 +122,11 @@ def test_the_page_of_the_committed_results_shows_every_release_of_a_complete_mac
     columns = [b.split("-", 1)[1] for b in wanted]
     with playwright.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=chromium(), args=FLAGS)
+        seconds = opened_in(browser, path, f"the committed results, {len(loaded)} build results")
+        print(f"the committed results' verdict page opened in {seconds:.3f} s")
         offline = Offline(browser)
         try:
-            start = time.perf_counter()
             offline.page.goto(path.as_uri(), wait_until="load")
-            seconds = time.perf_counter() - start
-            OPEN_TIMES.parent.mkdir(parents=True, exist_ok=True)
-            with OPEN_TIMES.open("a") as log:
-                log.write(f"{datetime.now(timezone.utc).isoformat(timespec='seconds')} verdict "
-                          f"page of the committed results ({len(loaded)} build results, "
-                          f"{path.stat().st_size:,} bytes) opened from file:// in "
-                          f"{seconds:.3f} s\n")  # fmt: skip
-            print(f"the committed results' verdict page opened in {seconds:.3f} s")
             for machine in complete:
                 article = offline.page.locator(
                     f'#timeline article[data-line="builds-long on {machine}"]'

@@ -147,12 +147,12 @@ def time_section(builds: list[results.BuildResult]) -> list[str]:
     disk of the run that measured it (tools/disk.py); then each release line's builds summed
     (how long a whole line took, in one run or in shards)."""
     timed = [b for b in builds if b.installed and b.durations]
+    if not timed:
+        return []
     spent = {
         id(b): time_spent.time_spent(b.durations, _install_seconds(b), b.callgrind, _attributing(b))
         for b in timed
     }
-    if not timed:
-        return []
     rows = [(f"{b.tag or b.name} on {b.machine}", spent[id(b)], b.run) for b in timed]
     per_line = time_spent.line_totals(
         [(line.name, [spent[id(b)] for b in line.builds]) for line in timeline.lines(timed)]

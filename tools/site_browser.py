@@ -155,8 +155,9 @@ def site_problems(browser: Browser, url: str, screenshots: Path) -> list[str]:
     return problems
 
 
-def open_times(browser: Browser, page: Path, times: int) -> list[dict]:
-    """`page` opened `times` times from file://, each in a fresh context with no network and
+def open_times(browser, page: Path, times: int) -> list[dict]:
+    """`page` opened `times` times from file:// by `browser` (Playwright's: `Browser().browser`,
+    or a test's), each in a fresh context with no network and
     a 1280x900 window: seconds to the load event (as the test measures it), the
     browser's own milliseconds to DOMContentLoaded and to the end of the load event, and
     how many elements the page has."""
@@ -164,7 +165,7 @@ def open_times(browser: Browser, page: Path, times: int) -> list[dict]:
 
     opens = []
     for _ in range(times):
-        context = browser.browser.new_context(viewport={"width": 1280, "height": 900})
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
         try:
             context.route("**/*", lambda r: r.continue_() if r.request.url.startswith("file:")
                           else r.abort())  # fmt: skip
@@ -216,7 +217,7 @@ def main(argv: list[str] | None = None, browser: Browser | None = None) -> int:
     browser = browser or Browser()
     if args.open_time is not None:
         try:
-            opens = open_times(browser, args.open_time, args.times)
+            opens = open_times(browser.browser, args.open_time, args.times)
         finally:
             browser.close()
         for o in opens:
